@@ -1,0 +1,67 @@
+# The game interface the search is written against.
+#
+# Every engine is a subclass of `State` that overrides the `cdef` hooks below. Calls go through
+# Cython's vtable (one indirect C call, no Python), and every hook is `noexcept nogil`, so search,
+# perft and playouts run without the GIL. The base class owns the bookkeeping that no game may
+# forget: the move history (for `undo` / `pop`), the ply counter and the terminal flags.
+from games._typedefs cimport action_t, hash_t, uint64_t
+
+# Values of `State._result` (binary outcome b_t from the first player's point of view).
+cdef enum:
+    RESULT_FIRST_WINS = 1
+    RESULT_DRAW = 0
+    RESULT_SECOND_WINS = -1
+
+# Kinds of terminal evaluation f_t (docs/ALGORITHMS.md section 2).
+cdef enum ScoreKind:
+    SCORE_ADDITIVE_DEPTH = 0
+    SCORE_MULTIPLICATIVE_DEPTH = 1
+    SCORE_NATURAL = 2          # the game's own margin (e.g. disc difference), via `natural_score`
+
+
+cdef class State:
+    # --- read by everyone, written by the engine ---------------------------------------------
+    cdef public object game         # the `GameInfo` record this state belongs to
+    cdef int _player                # player to move: 0 or 1 (never inferred from parity)
+    cdef int _ply                   # plies played since the game's start
+    cdef bint _terminal
+    cdef int _result                # RESULT_*; meaningful only when _terminal
+    cdef hash_t _hash               # Zobrist hash, includes the side to move
+    # --- static facts of the game instance --------------------------------------------------------
+    cdef int num_actions            # size of the action space; legal action ids are in [0, num_actions)
+    cdef int max_plies              # ply cap: reaching it ends the game in a draw
+    cdef int planes_h, planes_w, planes_c   # encoding shape (channels last)
+    cdef int score_kind             # ScoreKind
+    # --- history owned by the base class ----------------------------------------------------------
+    cdef action_t* _history
+    cdef int _nhist
+    cdef int _hist_cap
+
+    # Hooks each game implements -----------------------------------------------------------------
+    cdef int legal_actions(self, action_t* out) noexcept nogil
+    # Write the legal actions (sorted ascending) to `out` (capacity `num_actions`); return their
+    # number. Zero exactly when the state is terminal.
+    cdef void _do_apply(self, action_t a) noexcept nogil
+    # Play legal action `a`: update board, `_player`, `_ply`, `_hash`, `_terminal`, `_result`.
+    cdef void _do_undo(self, action_t a) noexcept nogil
+    # Exactly revert `_do_apply(a)`, the last action played.
+    cdef double natural_score(self) noexcept nogil
+    # For SCORE_NATURAL games: the margin m in [-1, 1] of the first player (winner's margin > 0).
+    cdef void encode(self, float* out) noexcept nogil
+    # Write planes_h * planes_w * planes_c floats (H, W, C order) from the mover's point of view.
+    cdef void _copy_to(self, State dst) noexcept
+    # Copy the game-specific fields into `dst`, a state of the same game and parameters.
+
+    # Provided by the base class ------------------------------------------------------------------
+    cdef void apply(self, action_t a) noexcept nogil
+    cdef action_t undo(self) noexcept nogil
+    cdef bint is_legal_action(self, action_t a) noexcept nogil
+    cdef double terminal_value(self) noexcept nogil
+    cdef State clone(self)
+    cdef int _alloc_history(self, int capacity) except -1
+    cdef int _init_base(self, object info) except -1
+
+
+cdef unsigned long long c_perft(State s, int depth, action_t* buf) noexcept nogil
+cdef unsigned long long c_count_games(State s, action_t* buf) noexcept nogil
+cdef int c_random_playout(State s, uint64_t* rng, action_t* buf) noexcept nogil

@@ -1,0 +1,28 @@
+# Shared C types and small inline helpers for every game engine and the search.
+from libc.stdint cimport uint64_t, int32_t, int8_t, uint32_t
+
+ctypedef int32_t action_t
+ctypedef uint64_t hash_t
+
+
+cdef inline uint64_t splitmix64(uint64_t* state) noexcept nogil:
+    """SplitMix64 step (Steele, Lea & Flood 2014): a fast, well-mixed 64-bit generator.
+
+    Used to fill Zobrist tables deterministically and to seed the playout RNG.
+    """
+    state[0] += <uint64_t>0x9E3779B97F4A7C15ULL
+    cdef uint64_t z = state[0]
+    z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+cdef inline uint32_t rng_below(uint64_t* state, uint32_t n) noexcept nogil:
+    """Uniform integer in [0, n) (Lemire's multiply-shift; bias < n / 2**32)."""
+    cdef uint64_t r = splitmix64(state) >> 32
+    return <uint32_t>((r * <uint64_t>n) >> 32)
+
+
+cdef inline double rng_uniform(uint64_t* state) noexcept nogil:
+    """Uniform double in [0, 1) with 53 random bits."""
+    return <double>(splitmix64(state) >> 11) * (1.0 / 9007199254740992.0)

@@ -1,0 +1,127 @@
+"""Text helpers shared by the grid games: square names, FEN-like board rows, terminal drawings.
+
+Coordinates: columns are letters from ``a`` (left), rows are numbers from ``1`` (bottom), as on a
+chess board, so ``a1`` is the bottom-left square. Internally row 0 is the *top* row (the first row
+of a position string and of the network encoding), so the square ``(r, c)`` is named
+``letter(c) + str(height - r)``.
+
+Board rows are written top to bottom, separated by ``/``; a digit run ``n`` stands for ``n`` empty
+squares (as in FEN), ``.`` is one empty square.
+"""
+from __future__ import annotations
+
+import re
+
+from games.errors import InvalidMoveError, InvalidPositionError
+
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+_SQUARE = re.compile(r"^([a-z])(\d{1,2})$")
+
+
+def square_name(r: int, c: int, height: int) -> str:
+    return f"{LETTERS[c]}{height - r}"
+
+
+def parse_square(text: str, height: int, width: int, what: str = "square") -> tuple[int, int]:
+    """``'c3'`` -> (row index from the top, column index); raises ``InvalidMoveError``."""
+    m = _SQUARE.match(text.strip().lower())
+    if not m:
+        raise InvalidMoveError(f"malformed {what} {text!r} (expected a column letter and a row number, "
+                               f"e.g. 'a1')")
+    c = LETTERS.index(m.group(1))
+    row = int(m.group(2))
+    if c >= width or not 1 <= row <= height:
+        raise InvalidMoveError(
+            f"{what} {text!r} is off the {width}x{height} board (columns a-{LETTERS[width - 1]}, "
+            f"rows 1-{height})")
+    return height - row, c
+
+
+def parse_board(text: str, height: int, width: int, symbols: str, game: str) -> list[list[int]]:
+    """Parse FEN-like rows into a grid of indices into ``symbols`` (-1 for empty)."""
+    rows = text.split("/")
+    if len(rows) != height:
+        raise InvalidPositionError(
+            f"{game}: board {text!r} has {len(rows)} rows, expected {height}")
+    grid = []
+    for i, row in enumerate(rows):
+        cells: list[int] = []
+        j = 0
+        while j < len(row):
+            ch = row[j]
+            if ch.isdigit():
+                k = j
+                while k < len(row) and row[k].isdigit():
+                    k += 1
+                n = int(row[j:k])
+                if n == 0:
+                    raise InvalidPositionError(f"{game}: row {i + 1} of {text!r} has an empty run '0'")
+                cells.extend([-1] * n)
+                j = k
+                continue
+            if ch == ".":
+                cells.append(-1)
+            elif ch in symbols:
+                cells.append(symbols.index(ch))
+            else:
+                raise InvalidPositionError(
+                    f"{game}: unexpected character {ch!r} in row {i + 1} of board {text!r} "
+                    f"(allowed: '.', digits, {', '.join(repr(s) for s in symbols)})")
+            j += 1
+        if len(cells) != width:
+            raise InvalidPositionError(
+                f"{game}: row {i + 1} of board {text!r} has {len(cells)} squares, expected {width}")
+        grid.append(cells)
+    return grid
+
+
+def format_board(grid, symbols: str) -> str:
+    """Inverse of ``parse_board``, writing empty runs as digits."""
+    out = []
+    for row in grid:
+        s, run = [], 0
+        for v in row:
+            if v < 0:
+                run += 1
+                continue
+            if run:
+                s.append(str(run))
+                run = 0
+            s.append(symbols[v])
+        if run:
+            s.append(str(run))
+        out.append("".join(s))
+    return "/".join(out)
+
+
+def split_position(text: str, game: str, sides: str) -> tuple[str, int, int | None]:
+    """Split ``'BOARD SIDE [PLY]'``; returns (board, side index, ply or None)."""
+    parts = text.split()
+    if not 2 <= len(parts) <= 3:
+        raise InvalidPositionError(
+            f"{game}: position {text!r} must be 'BOARD SIDE [PLY]' (e.g. '3/3/3 {sides[0]}')")
+    board, side = parts[0], parts[1]
+    if side not in sides:
+        raise InvalidPositionError(
+            f"{game}: side to move {side!r} in {text!r} must be one of {', '.join(sides)}")
+    ply = None
+    if len(parts) == 3:
+        if not parts[2].isdigit():
+            raise InvalidPositionError(f"{game}: ply {parts[2]!r} in {text!r} is not a number")
+        ply = int(parts[2])
+    return board, sides.index(side), ply
+
+
+def draw_grid(grid, symbols: str, height: int, width: int, footer: str = "") -> str:
+    """A board drawing with coordinates (plain ASCII, one line per row)."""
+    lines = []
+    letters = " ".join(LETTERS[:width])
+    pad = len(str(height))
+    lines.append(" " * (pad + 1) + letters)
+    for r in range(height):
+        cells = " ".join("." if v < 0 else symbols[v] for v in grid[r])
+        lines.append(f"{height - r:>{pad}} {cells} {height - r}")
+    lines.append(" " * (pad + 1) + letters)
+    if footer:
+        lines.append(footer)
+    return "\n".join(lines)

@@ -1,0 +1,26 @@
+"""Exceptions raised by the game engines. All are ``ValueError`` subclasses whose message names the
+offending input and, where there is one, the position."""
+
+
+class GameError(ValueError):
+    """Base class of the game errors."""
+
+
+class UnknownGameError(GameError):
+    """A game name that is not registered."""
+
+
+class InvalidGameSpecError(GameError):
+    """A malformed ``NAME(key=value,...)`` spec, an unknown parameter or a bad parameter value."""
+
+
+class InvalidMoveError(GameError):
+    """Text that is not a move in the game's notation (malformed, or off the board)."""
+
+
+class IllegalMoveError(GameError):
+    """A well-formed move that is not legal in the position."""
+
+
+class InvalidPositionError(GameError):
+    """Text that is not a valid position in the game's format."""

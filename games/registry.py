@@ -1,0 +1,216 @@
+"""The registry of games: names, parameters, facts, and the ``NAME(key=value,...)`` spec syntax.
+
+Every command that takes a game takes a spec such as ``reversi``, ``reversi(size=6)`` or
+``breakthrough(rows=6, cols=6)``. ``load(spec)`` returns a ``GameInfo``: the facts record that
+algorithms check (players, action-space size, ply cap, encoding shape, symmetries, terminal
+evaluation) and a factory of initial states.
+"""
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from games.errors import InvalidGameSpecError, UnknownGameError
+
+SCORE_KINDS = {0: "additive depth", 1: "multiplicative depth", 2: "natural margin"}
+
+
+@dataclass(frozen=True)
+class Param:
+    """A game parameter: its type, default and the values allowed."""
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    choices: tuple | None = None
+    min: int | None = None
+    max: int | None = None
+
+    def check(self, value: Any, game: str) -> Any:
+        if self.type is int and isinstance(value, bool) or not isinstance(value, self.type):
+            raise InvalidGameSpecError(
+                f"{game}: parameter {self.name!r} must be {self.type.__name__}, got {value!r}")
+        if self.choices is not None and value not in self.choices:
+            allowed = ", ".join(map(str, self.choices))
+            raise InvalidGameSpecError(
+                f"{game}: {self.name}={value!r} is not allowed (allowed: {allowed})")
+        if self.min is not None and value < self.min or self.max is not None and value > self.max:
+            raise InvalidGameSpecError(
+                f"{game}: {self.name}={value!r} is out of range [{self.min}, {self.max}]")
+        return value
+
+    def describe(self) -> str:
+        if self.choices is not None:
+            allowed = "|".join(map(str, self.choices))
+        elif self.min is not None or self.max is not None:
+            allowed = f"{self.min}..{self.max}"
+        else:
+            allowed = self.type.__name__
+        return f"{self.name}={self.default} ({allowed}): {self.help}"
+
+
+@dataclass(frozen=True)
+class GameDef:
+    """A registered game: where its engine lives and what it accepts."""
+
+    name: str
+    module: str                      # import path of the compiled engine
+    state_class: str                 # the State subclass in it
+    summary: str
+    params: tuple[Param, ...] = ()
+    version: int = 1                 # changes only when the game's behaviour changes
+    check: Callable[[dict], None] | None = None   # cross-parameter validation
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        known = ", ".join(p.name for p in self.params) or "none"
+        raise InvalidGameSpecError(
+            f"{self.name}: unknown parameter {name!r} (known parameters: {known})")
+
+
+@dataclass
+class GameInfo:
+    """Facts of one game instance (a game and its parameter values) and a factory of its states."""
+
+    definition: GameDef
+    params: dict
+    spec: str
+    players: tuple[str, str] = ("first", "second")
+    num_actions: int = 0
+    max_plies: int = 0
+    planes_shape: tuple[int, int, int] = (0, 0, 0)
+    symmetries: tuple[int, ...] = (0,)
+    score_kind: int = 0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+    @property
+    def version(self) -> int:
+        return self.definition.version
+
+    def new_state(self):
+        """A new state at the game's initial position."""
+        return self._cls(self)
+
+    def facts(self) -> dict:
+        """The facts record as a plain dict (for listings and checkpoint metadata)."""
+        return {
+            "game": self.name, "spec": self.spec, "version": self.version, "params": dict(self.params),
+            "players": list(self.players), "num_actions": self.num_actions,
+            "max_plies": self.max_plies, "planes_shape": list(self.planes_shape),
+            "symmetries": list(self.symmetries), "terminal_evaluation": SCORE_KINDS[self.score_kind],
+            **self.extra,
+        }
+
+
+_GAMES: dict[str, GameDef] = {}
+
+
+def register(definition: GameDef) -> GameDef:
+    if definition.name in _GAMES:
+        raise ValueError(f"game {definition.name!r} registered twice")
+    _GAMES[definition.name] = definition
+    return definition
+
+
+def names() -> list[str]:
+    """The registered game names, sorted."""
+    return sorted(_GAMES)
+
+
+def definition(name: str) -> GameDef:
+    try:
+        return _GAMES[name]
+    except KeyError:
+        raise UnknownGameError(
+            f"unknown game {name!r} (known games: {', '.join(names())})") from None
+
+
+_SPEC = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$", re.S)
+_ITEM = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([^=]+?)\s*$")
+
+
+def _parse_value(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
+
+
+def parse_spec(spec: str) -> tuple[str, dict]:
+    """Split ``NAME(key=value,...)`` into the name and a dict of raw parameter values."""
+    if not isinstance(spec, str):
+        raise InvalidGameSpecError(f"game spec must be a string, got {spec!r}")
+    m = _SPEC.match(spec)
+    if not m:
+        raise InvalidGameSpecError(
+            f"malformed game spec {spec!r} (expected NAME or NAME(key=value,...))")
+    name, body = m.group(1), m.group(2)
+    params: dict = {}
+    if body is not None and body.strip():
+        for item in body.split(","):
+            im = _ITEM.match(item)
+            if not im:
+                raise InvalidGameSpecError(
+                    f"malformed parameter {item.strip()!r} in game spec {spec!r} (expected key=value)")
+            key, value = im.group(1), _parse_value(im.group(2))
+            if key in params:
+                raise InvalidGameSpecError(f"parameter {key!r} given twice in game spec {spec!r}")
+            params[key] = value
+    return name, params
+
+
+_CACHE: dict[str, GameInfo] = {}
+
+
+def load(spec: str) -> GameInfo:
+    """The ``GameInfo`` of a game spec such as ``"reversi(size=6)"``.
+
+    Raises ``UnknownGameError`` for an unknown name and ``InvalidGameSpecError`` for a malformed spec
+    or a bad parameter.
+    """
+    if isinstance(spec, GameInfo):
+        return spec
+    name, raw = parse_spec(spec)
+    gdef = definition(name)
+    params = {p.name: p.default for p in gdef.params}
+    for key, value in raw.items():
+        p = gdef.param(key)
+        if p.type is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        params[key] = p.check(value, name)
+    if gdef.check is not None:
+        gdef.check(params)
+    non_default = [f"{p.name}={params[p.name]}" for p in gdef.params if params[p.name] != p.default]
+    canonical = f"{name}({','.join(non_default)})" if non_default else name
+    if canonical in _CACHE:
+        return _CACHE[canonical]
+    module = importlib.import_module(gdef.module)
+    cls = getattr(module, gdef.state_class)
+    facts = module.facts(params)
+    info = GameInfo(definition=gdef, params=params, spec=canonical, **facts)
+    info._cls = cls
+    _CACHE[canonical] = info
+    return info
+
+
+def new_state(spec: str):
+    """Shortcut: the initial state of the game ``spec``."""
+    return load(spec).new_state()
