@@ -13,6 +13,28 @@ register(GameDef(
     name="tic_tac_toe", module="games.tic_tac_toe", state_class="TicTacToeState",
     summary="3x3, three in a row wins; x moves first"))
 
+register(GameDef(
+    name="reversi", module="games.reversi", state_class="ReversiState",
+    summary="Othello: flank to flip, a player without a move passes (a pass is a ply); most discs wins",
+    params=(Param("size", int, 8, "board side", choices=(6, 8, 10)),)))
+
+register(GameDef(
+    name="breakthrough", module="games.breakthrough", state_class="BreakthroughState",
+    summary="two home rows each; step forward or diagonally, capture diagonally; reach the far row or "
+            "capture all to win",
+    params=(Param("rows", int, 8, "board rows", min=4, max=16),
+            Param("cols", int, 8, "board columns", min=2, max=16))))
+
+register(GameDef(
+    name="outer_open_gomoku", module="games.connect", state_class="OuterOpenGomokuState",
+    summary="five or more in a row wins; black's first stone on the two outermost lines; full board draws",
+    params=(Param("size", int, 15, "board side", min=7, max=19),)))
+
+register(GameDef(
+    name="connect6", module="games.connect", state_class="Connect6State",
+    summary="black places 1 stone, then 2 per turn (one ply per stone); six or more in a row wins",
+    params=(Param("size", int, 19, "board side", min=7, max=25),)))
+
 __all__ = ["GameError", "IllegalMoveError", "InvalidGameSpecError", "InvalidMoveError",
            "InvalidPositionError", "UnknownGameError", "GameDef", "GameInfo", "Param", "load",
            "names", "new_state", "parse_spec", "register"]
