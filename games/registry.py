@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from games.errors import InvalidGameSpecError, UnknownGameError
+from games.errors import GameError, InvalidGameSpecError, UnknownGameError
 
 SCORE_KINDS = {0: "additive depth", 1: "multiplicative depth", 2: "natural margin"}
 
@@ -202,9 +202,16 @@ def load(spec: str) -> GameInfo:
     canonical = f"{name}({','.join(non_default)})" if non_default else name
     if canonical in _CACHE:
         return _CACHE[canonical]
-    module = importlib.import_module(gdef.module)
+    try:
+        module = importlib.import_module(gdef.module)
+    except ImportError as exc:
+        raise GameError(
+            f"{name}: the compiled engine {gdef.module} cannot be imported ({exc}); build it with "
+            f"`pip install -e .` in the repository") from None
     cls = getattr(module, gdef.state_class)
-    facts = module.facts(params)
+    # A module holding several games gives each its own ``facts_<StateClass>``.
+    facts_fn = getattr(module, f"facts_{gdef.state_class}", None) or module.facts
+    facts = facts_fn(params)
     info = GameInfo(definition=gdef, params=params, spec=canonical, **facts)
     info._cls = cls
     _CACHE[canonical] = info

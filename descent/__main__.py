@@ -1,0 +1,3 @@
+from descent.cli import main
+
+main()

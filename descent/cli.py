@@ -1,0 +1,218 @@
+"""The ``descent`` command line.
+
+Every command that takes a game takes a spec: ``NAME`` or ``NAME(key=value,...)``, for example
+``reversi(size=6)``. Errors in the input (unknown game, bad parameter, malformed position or move)
+print one line and exit with status 2; nothing is written.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import click
+
+from games.errors import GameError
+
+
+class DescentGroup(click.Group):
+    """A click group that turns the project's input errors into one-line CLI errors."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except GameError as exc:
+            raise UserError(str(exc)) from None
+
+
+class UserError(click.ClickException):
+    """Bad input from the user: one line on stderr, exit status 2."""
+
+    exit_code = 2
+
+
+def _load(spec: str):
+    import games
+    return games.load(spec)
+
+
+def _state(spec: str, position: str | None, moves: str | None = None):
+    info = _load(spec)
+    state = info.new_state()
+    if position:
+        state.set_position(position)
+    if moves:
+        for text in moves.replace(",", " ").split():
+            state.push(text)
+    return info, state
+
+
+@click.group(cls=DescentGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="descent")
+def cli():
+    """descent: self-play Descent training and balanced play for two-player board games."""
+
+
+@cli.command("games")
+@click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON.")
+@click.argument("names", nargs=-1)
+def games_cmd(names, as_json):
+    """List the games, their parameters and facts (optionally only NAMES, which may be specs)."""
+    import games
+    from games.registry import SCORE_KINDS
+    specs = names or games.names()
+    records = []
+    for spec in specs:
+        info = games.load(spec)
+        records.append((info, info.facts()))
+    if as_json:
+        click.echo(json.dumps([f for _, f in records], indent=2))
+        return
+    for info, f in records:
+        d = info.definition
+        click.echo(f"{info.spec}  (version {d.version})")
+        click.echo(f"  {d.summary}")
+        for p in d.params:
+            click.echo(f"  param  {p.describe()}")
+        h, w, c = info.planes_shape
+        click.echo(f"  players {info.players[0]} (first), {info.players[1]}; actions {info.num_actions}; "
+                   f"ply cap {info.max_plies}; planes {h}x{w}x{c}; symmetries {len(info.symmetries)}; "
+                   f"terminal evaluation: {SCORE_KINDS[info.score_kind]}")
+
+
+@cli.command()
+@click.argument("game")
+@click.argument("depth", type=click.IntRange(0, 64))
+@click.option("--position", default=None, help="Start from this position (the game's text format).")
+@click.option("--moves", default=None, help="Moves to play first, space separated, in the game's notation.")
+@click.option("--divide", is_flag=True, help="Print the count below each legal move.")
+def perft(game, depth, position, moves, divide):
+    """Count the legal move sequences of length DEPTH from a position (compiled, no Python per node)."""
+    from games._state import perft as c_perft
+    _, state = _state(game, position, moves)
+    t0 = time.perf_counter()
+    if divide and depth >= 1:
+        total = 0
+        for a in state.legal_actions_list():
+            child = state.copy()
+            child.push(a)
+            n = c_perft(child, depth - 1)
+            total += n
+            click.echo(f"{state.move_to_str(a)}: {n}")
+    else:
+        total = c_perft(state, depth)
+    dt = time.perf_counter() - t0
+    rate = total / dt if dt > 0 else float("inf")
+    click.echo(f"perft({depth}) = {total}   [{dt:.3f} s, {rate:,.0f} nodes/s]")
+
+
+@cli.command()
+@click.argument("game")
+@click.option("--position", default=None, help="The position (the game's text format).")
+@click.option("--moves", default=None, help="Moves to play first, space separated, in the game's notation.")
+def show(game, position, moves):
+    """Draw a position with its text, legal moves and outcome."""
+    info, state = _state(game, position, moves)
+    click.echo(str(state))
+    click.echo(f"position: {state.position()}")
+    click.echo(f"ply {state.ply}, hash {state.zobrist_hash:016x}")
+    if state.is_game_over():
+        o = state.outcome()
+        who = "draw" if o.winner is None else f"{o.winner_name} wins"
+        click.echo(f"game over: {o.result()} ({who}, {o.termination}); score f_t = {o.score:+.4f}")
+    else:
+        legal = state.legal_actions_list()
+        click.echo(f"{info.players[state.to_move]} to move; {len(legal)} legal: "
+                   + " ".join(state.move_to_str(a) for a in legal))
+
+
+def _random_match(spec: str, n_games: int, seed: int, progress: bool = True) -> dict:
+    from tqdm import tqdm
+    import numpy as np
+    from games._state import random_games
+    info = _load(spec)
+    state = info.new_state()
+    chunk = max(1, min(10_000, n_games // 20 or 1))
+    results, lengths = [], []
+    t0 = time.perf_counter()
+    with tqdm(total=n_games, desc=f"random games {info.spec}", unit="game", disable=not progress,
+              leave=False) as bar:
+        done, k = 0, 0
+        while done < n_games:
+            m = min(chunk, n_games - done)
+            r, l = random_games(state, m, (seed * 1_000_003 + k) & 0xFFFFFFFFFFFFFFFF)
+            results.append(r)
+            lengths.append(l)
+            done += m
+            k += 1
+            bar.update(m)
+    dt = time.perf_counter() - t0
+    r = np.concatenate(results) if results else np.zeros(0, np.int8)
+    l = np.concatenate(lengths) if lengths else np.zeros(0, np.int32)
+    return {"game": info.spec, "games": n_games, "first_wins": int((r == 1).sum()),
+            "draws": int((r == 0).sum()), "second_wins": int((r == -1).sum()),
+            "mean_plies": float(l.mean()) if n_games else 0.0, "seconds": dt,
+            "games_per_s": n_games / dt if dt > 0 else float("inf"),
+            "plies_per_s": float(l.sum()) / dt if dt > 0 else float("inf")}
+
+
+@cli.command("random-match")
+@click.argument("game")
+@click.option("--games", "n_games", type=click.IntRange(1), default=1000, show_default=True,
+              help="Number of random games.")
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+def random_match(game, n_games, seed):
+    """Play uniformly random games; print the results and the speed."""
+    s = _random_match(game, n_games, seed)
+    n = s["games"]
+    _ = _load(game)
+    p0, p1 = _.players
+    click.echo(f"{s['game']}: {n} random games (seed {seed})")
+    click.echo(f"  {p0} (first) wins {s['first_wins']} ({100 * s['first_wins'] / n:.1f}%), "
+               f"draws {s['draws']} ({100 * s['draws'] / n:.1f}%), "
+               f"{p1} wins {s['second_wins']} ({100 * s['second_wins'] / n:.1f}%)")
+    click.echo(f"  mean length {s['mean_plies']:.1f} plies; {s['games_per_s']:,.0f} games/s, "
+               f"{s['plies_per_s']:,.0f} plies/s ({s['seconds']:.2f} s)")
+
+
+TOUR = [
+    ("tic_tac_toe", 9, 20_000),
+    ("reversi(size=6)", 7, 2_000),
+    ("reversi", 7, 2_000),
+    ("breakthrough(rows=6,cols=6)", 4, 2_000),
+    ("breakthrough", 4, 2_000),
+    ("outer_open_gomoku(size=9)", 3, 1_000),
+    ("outer_open_gomoku", 3, 500),
+    ("connect6(size=9)", 3, 1_000),
+    ("connect6", 2, 200),
+]
+
+
+@cli.command()
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+def tour(seed):
+    """The quick-start job: perft and random games on every game, with speeds.
+
+    (Later stages extend this into the whole train, rank and evaluate pipeline.)
+    """
+    from games._state import perft as c_perft
+    click.echo(f"{'game':<30} {'perft':>16} {'nodes/s':>14} {'random games/s':>15} "
+               f"{'first/draw/second %':>22}")
+    for spec, depth, n in TOUR:
+        state = _load(spec).new_state()
+        t0 = time.perf_counter()
+        nodes = c_perft(state, depth)
+        dt = time.perf_counter() - t0
+        s = _random_match(spec, n, seed, progress=False)
+        pct = "/".join(f"{100 * s[k] / n:.0f}" for k in ("first_wins", "draws", "second_wins"))
+        click.echo(f"{spec:<30} {f'd{depth}={nodes}':>16} {nodes / dt:>14,.0f} "
+                   f"{s['games_per_s']:>15,.0f} {pct:>22}")
+    click.echo("All games ran. Next: `descent games` lists them; `descent show GAME` draws one.")
+
+
+def main() -> None:
+    cli(prog_name="descent")
+
+
+if __name__ == "__main__":
+    main()

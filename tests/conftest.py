@@ -1,0 +1,20 @@
+import pytest
+
+import games
+
+# Every registered game at its default parameters, plus the other sizes users are told about.
+GAME_SPECS = [
+    "tic_tac_toe",
+    "reversi", "reversi(size=6)", "reversi(size=10)",
+    "breakthrough", "breakthrough(rows=6,cols=6)", "breakthrough(rows=6,cols=5)",
+    "outer_open_gomoku", "outer_open_gomoku(size=7)",
+    "connect6", "connect6(size=9)",
+]
+
+
+def pytest_collection_modifyitems(config, items):
+    # A registered game without conformance coverage is a test failure, not a silent gap.
+    names = {games.parse_spec(s)[0] for s in GAME_SPECS}
+    missing = set(games.names()) - names
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py GAME_SPECS lacks registered games: {sorted(missing)}")
