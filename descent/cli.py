@@ -175,39 +175,34 @@ def random_match(game, n_games, seed):
                f"{s['plies_per_s']:,.0f} plies/s ({s['seconds']:.2f} s)")
 
 
-TOUR = [
-    ("tic_tac_toe", 9, 20_000),
-    ("reversi(size=6)", 7, 2_000),
-    ("reversi", 7, 2_000),
-    ("breakthrough(rows=6,cols=6)", 4, 2_000),
-    ("breakthrough", 4, 2_000),
-    ("outer_open_gomoku(size=9)", 3, 1_000),
-    ("outer_open_gomoku", 3, 500),
-    ("connect6(size=9)", 3, 1_000),
-    ("connect6", 2, 200),
-]
-
-
 @cli.command()
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
-def tour(seed):
-    """The quick-start job: perft and random games on every game, with speeds.
+@click.option("--config", "config_paths", multiple=True, type=click.Path(dir_okay=False),
+              help="Config file(s) to tour (default: every file in configs/).")
+def tour(seed, config_paths):
+    """The quick-start job: perft and random games on every configured game, with speeds.
 
-    (Later stages extend this into the whole train, rank and evaluate pipeline.)
+    Reads the [game] and [tour] sections of configs/*.toml. (Later stages extend this into the
+    whole train, rank and evaluate pipeline.)
     """
     from games._state import perft as c_perft
+    from descent.config import all_configs, load_config
+    configs = [(p, load_config(p)) for p in config_paths] if config_paths else all_configs()
     click.echo(f"{'game':<30} {'perft':>16} {'nodes/s':>14} {'random games/s':>15} "
                f"{'first/draw/second %':>22}")
-    for spec, depth, n in TOUR:
-        state = _load(spec).new_state()
+    for path, cfg in configs:
+        spec, depth, n = cfg["game"]["spec"], cfg["tour"]["perft_depth"], cfg["tour"]["random_games"]
+        info = _load(spec)
+        state = info.new_state()
         t0 = time.perf_counter()
         nodes = c_perft(state, depth)
         dt = time.perf_counter() - t0
         s = _random_match(spec, n, seed, progress=False)
         pct = "/".join(f"{100 * s[k] / n:.0f}" for k in ("first_wins", "draws", "second_wins"))
-        click.echo(f"{spec:<30} {f'd{depth}={nodes}':>16} {nodes / dt:>14,.0f} "
+        click.echo(f"{info.spec:<30} {f'd{depth}={nodes}':>16} {nodes / max(dt, 1e-9):>14,.0f} "
                    f"{s['games_per_s']:>15,.0f} {pct:>22}")
-    click.echo("All games ran. Next: `descent games` lists them; `descent show GAME` draws one.")
+    click.echo(f"Toured {len(configs)} games. `descent games` lists them all; `descent show GAME` "
+               f"draws one.")
 
 
 def main() -> None:

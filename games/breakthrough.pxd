@@ -11,3 +11,5 @@ cdef class BreakthroughState(State):
     cdef unsigned char* _captured            # undo stack: 1 when the move at that depth captured
     cdef int _nundo                          # entries used on the undo stack
     cdef int _undo_cap
+
+    cdef void _rehash(self) noexcept nogil
