@@ -1,0 +1,130 @@
+"""Evaluators: how the search values the leaves it creates. Kept apart from the search itself.
+
+* ``ZeroEvaluator``: every non-terminal leaf is worth 0 (search driven by terminal states only).
+* ``PlayoutEvaluator(k, max_plies, use_score, seed)``: the mean result of k uniformly random playouts
+  (b_t, or f_t with ``use_score``), capped at ``max_plies`` plies each (a capped playout counts 0);
+  seed 003's Hybrid Minimax-MCTS uses k = 15 and a cap of 100.
+* ``CallableEvaluator(fn)``: ``fn`` takes a float32 array (n, H, W, C) of encoded children and
+  returns n values (for example a compiled Keras model); used for the value networks.
+"""
+from libc.stdlib cimport malloc, free
+import numpy as np
+cimport numpy as cnp
+
+from games._typedefs cimport rng_below
+
+cnp.import_array()
+
+
+cdef class Evaluator:
+    """Base class: values every child 0."""
+
+    def __init__(self):
+        self.needs_encoding = False
+        self.error = None
+
+    cdef int evaluate(self, State parent, const action_t* actions, int n, float* enc,
+                      float* out) noexcept nogil:
+        cdef int i
+        for i in range(n):
+            out[i] = 0.0
+        return 0
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+
+cdef class ZeroEvaluator(Evaluator):
+    """Every non-terminal leaf is worth 0."""
+
+    def describe(self) -> str:
+        return "zero"
+
+
+cdef class PlayoutEvaluator(Evaluator):
+    """Mean of ``playouts`` random playouts from each child (child mover's point of view)."""
+
+    def __init__(self, int playouts=15, int max_plies=100, bint use_score=False,
+                 unsigned long long seed=0):
+        super().__init__()
+        if playouts < 1:
+            raise ValueError(f"playouts must be >= 1, got {playouts}")
+        if max_plies < 1:
+            raise ValueError(f"max_plies must be >= 1, got {max_plies}")
+        self.playouts = playouts
+        self.max_plies = max_plies
+        self.use_score = use_score
+        self.rng = seed ^ 0x5DEECE66DULL
+        self.buf = NULL
+        self.buf_cap = 0
+
+    def __dealloc__(self):
+        if self.buf != NULL:
+            free(self.buf)
+
+    def reseed(self, unsigned long long seed):
+        self.rng = seed ^ 0x5DEECE66DULL
+
+    cdef int evaluate(self, State parent, const action_t* actions, int n, float* enc,
+                      float* out) noexcept nogil:
+        cdef int i, k, p, m, mover
+        cdef double total, value
+        if self.buf_cap < parent.num_actions:
+            if self.buf != NULL:
+                free(self.buf)
+            self.buf = <action_t*>malloc(sizeof(action_t) * parent.num_actions)
+            self.buf_cap = parent.num_actions
+        for i in range(n):
+            parent.apply(actions[i])
+            mover = parent._player
+            total = 0.0
+            for k in range(self.playouts):
+                p = 0
+                while not parent._terminal and p < self.max_plies:
+                    m = parent.legal_actions(self.buf)
+                    parent.apply(self.buf[rng_below(&self.rng, m)])
+                    p += 1
+                if parent._terminal:
+                    value = parent.terminal_value() if self.use_score else <double>parent._result
+                    total += value if mover == 0 else -value
+                while p > 0:
+                    parent.undo()
+                    p -= 1
+            out[i] = <float>(total / self.playouts)
+            parent.undo()
+        return 0
+
+    def describe(self) -> str:
+        return f"playout(k={self.playouts},cap={self.max_plies}{',score' if self.use_score else ''})"
+
+
+cdef class CallableEvaluator(Evaluator):
+    """Calls ``fn(planes) -> values`` once per expansion with the (n, H, W, C) float32 batch."""
+
+    def __init__(self, fn, shape):
+        super().__init__()
+        self.fn = fn
+        self.shape = tuple(shape)
+        self.needs_encoding = True
+
+    cdef int evaluate(self, State parent, const action_t* actions, int n, float* enc,
+                      float* out) noexcept nogil:
+        cdef int i
+        cdef float[::1] vals
+        with gil:
+            try:
+                h, w, c = self.shape
+                batch = np.asarray(<float[:n * h * w * c]>enc).reshape(n, h, w, c)
+                res = np.asarray(self.fn(batch), dtype=np.float32).reshape(-1)
+                if res.shape[0] != n:
+                    raise ValueError(f"evaluator returned {res.shape[0]} values for {n} states")
+                vals = res
+                for i in range(n):
+                    out[i] = vals[i]
+            except BaseException as exc:
+                self.error = exc
+                return -1
+        return 0
+
+    def describe(self) -> str:
+        return f"callable({getattr(self.fn, '__name__', type(self.fn).__name__)})"
