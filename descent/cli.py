@@ -205,6 +205,56 @@ def tour(seed, config_paths):
                f"draws one.")
 
 
+@cli.command()
+@click.argument("game")
+@click.option("--first", "agent_a", required=True, metavar="AGENT",
+              help="Agent A, e.g. minibal_plus:time=0.5 (plays first in even games).")
+@click.option("--second", "agent_b", required=True, metavar="AGENT", help="Agent B, e.g. mcts:iterations=2000.")
+@click.option("--games", "n_games", type=click.IntRange(1), default=10, show_default=True)
+@click.option("--workers", type=click.IntRange(1), default=1, show_default=True,
+              help="Worker processes.")
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--verbose", is_flag=True, help="Print every game's moves.")
+def match(game, agent_a, agent_b, n_games, workers, seed, verbose):
+    """Play AGENT A against AGENT B, alternating seats; print results with 95% confidence radii.
+
+    An agent is ALGORITHM[:key=value,...]; `descent algorithms` lists them and their keys.
+    """
+    from tqdm import tqdm
+    from descent.match import run_match
+    from descent.stats import MatchSummary
+    from search_ext.agents import AgentSpecError, parse_agent
+    for text in (agent_a, agent_b):
+        parse_agent(text)
+    info = _load(game)
+    records = []
+    with tqdm(total=n_games, desc=f"{info.spec}", unit="game", leave=False) as bar:
+        for rec in run_match(info.spec, agent_a, agent_b, n_games, workers, seed):
+            records.append(rec)
+            bar.update(1)
+            if verbose:
+                tqdm.write(f"game {rec.index}: {'A' if rec.a_first else 'B'} first, "
+                           f"{' '.join(rec.moves)}  -> A {rec.a_result:+d}")
+    records.sort(key=lambda r: r.index)
+    s = MatchSummary.from_results([r.a_result for r in records], [r.a_score for r in records])
+    click.echo(f"{info.spec}: A = {agent_a}  vs  B = {agent_b}; {s.games} games, seats alternating")
+    click.echo(f"  A wins {s.wins} ({100 * s.wins / s.games:.1f}%), draws {s.draws} "
+               f"({100 * s.draws / s.games:.1f}%), losses {s.losses} ({100 * s.losses / s.games:.1f}%)")
+    click.echo(f"  A binary gain {100 * s.gain:+.1f}% +- {100 * s.gain_radius:.1f}; "
+               f"mean score {s.score:+.3f} +- {s.score_radius:.3f} (95%)")
+    mean_plies = sum(r.plies for r in records) / len(records)
+    ta = sum(r.seconds_a for r in records) / max(1, sum(r.plies for r in records) / 2)
+    tb = sum(r.seconds_b for r in records) / max(1, sum(r.plies for r in records) / 2)
+    click.echo(f"  mean length {mean_plies:.1f} plies; about {ta:.3f} s/move (A), {tb:.3f} s/move (B)")
+
+
+@cli.command()
+def algorithms():
+    """List the search algorithms an agent can use, with their keys and defaults."""
+    from search_ext.agents import describe_algorithms
+    click.echo(describe_algorithms())
+
+
 def main() -> None:
     cli(prog_name="descent")
 

@@ -11,21 +11,26 @@ own piece diagonally in front of it, and at least one of its two diagonal square
 it can step or capture there. The rule is therefore only checked (defensively) when a position is set
 from text.
 
-Ply cap. Every move advances one piece by one row. A non-winning move of ``x`` leaves the piece on
-rows 2..rows-1 of its own advance, so a piece starting on its home row makes at most rows-2 such moves
-and one starting on the second row rows-3; the same holds for ``o``. Hence a game from the initial
-position has at most ``2 * cols * (2 * rows - 5)`` non-winning moves plus one winning move::
+Ply cap. Every move advances one piece by one row towards its goal row, and a move onto the goal row
+wins. A piece starting on its home row is rows-1 rows from its goal, so it makes at most rows-2
+non-winning moves; one starting on the second row at most rows-3. With ``cols`` pieces on each of these
+rows per side, a game from the initial position has at most ``2 * cols * (2 * rows - 5)`` non-winning
+moves plus one winning move::
 
     max_plies = 2 * cols * (2 * rows - 5) + 1        (177 on 8x8, 85 on 6x6, 71 on 6x5)
 
-From the initial position the cap is never reached before the game is decided; it bounds games from
-positions set from text (which may hold more pieces). Reaching it is a draw (a win on the same move
-takes precedence). Terminal evaluation: additive depth over ``max_plies``.
+From the initial position every game is decided by a win at or before the cap (the bound is reached
+exactly on 5x2, by exhaustive search); the cap only bites in positions set from text (which may hold
+more pieces). Reaching it is a draw (a win on the same move takes precedence). Terminal evaluation:
+additive depth over ``max_plies``.
+
+Other engines: OpenSpiel's ``breakthrough`` agrees (its first player starts on the top rows) from 6 rows
+up; below 6 rows it gives each side a single home row, while this engine always uses two.
 
 Actions: ``from_square * 3 + d`` with ``from_square = r * cols + c`` (row 0 at the *top*) and ``d`` = 0
 for the diagonal towards column ``c - 1``, 1 straight, 2 the diagonal towards ``c + 1``. The target row
 is given by the side to move (up for ``x``, down for ``o``), so ``num_actions = rows * cols * 3``; ids
-whose target is off the board are never legal.
+whose target is off the board are never legal (``move_to_str`` raises ``InvalidMoveError`` for them).
 
 Notation: from-square then to-square, ``a2a3`` (``a1`` is the bottom-left square); ``a2-a3``, ``a2xb3``
 and ``a2*b3`` are accepted too (the separator is not checked against the move being a capture). Text
@@ -50,6 +55,9 @@ from libc.string cimport memcpy
 
 from games._state cimport State, SCORE_ADDITIVE_DEPTH, RESULT_FIRST_WINS, RESULT_SECOND_WINS, RESULT_DRAW
 from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t
+
+cdef extern from *:
+    int __builtin_ctzll(unsigned long long) nogil
 
 from games import boardtext as bt
 from games.errors import InvalidMoveError, InvalidPositionError
@@ -101,28 +109,42 @@ cdef class BreakthroughState(State):
         if self._captured == NULL:
             raise MemoryError()
         self._nundo = 0
-        cdef int sq
+        self.nwords = (self.nsq + 63) // 64
+        cdef int sq, c
         for sq in range(self.nsq):
+            c = sq % self.cols
+            self.edge[sq] = (1 if c > 0 else 0) | (2 if c < self.cols - 1 else 0)
+            if sq < 64:
+                if c > 0:
+                    self.not_left |= (<uint64_t>1) << sq
+                if c < self.cols - 1:
+                    self.not_right |= (<uint64_t>1) << sq
             if sq < 2 * self.cols:
                 self.board[sq] = 1
             elif sq >= self.nsq - 2 * self.cols:
                 self.board[sq] = 0
             else:
                 self.board[sq] = -1
-        self.count[0] = self.count[1] = 2 * self.cols
-        self._rehash()
+        self._rebuild()
 
     def __dealloc__(self):
         if self._captured != NULL:
             free(self._captured)
             self._captured = NULL
 
-    cdef void _rehash(self) noexcept nogil:
-        cdef int sq
+    cdef void _rebuild(self) noexcept nogil:
+        """Derive the piece counts, bit sets and hash from `board` and `_player`."""
+        cdef int sq, v, w
         cdef hash_t h = 0
+        self.count[0] = self.count[1] = 0
+        for w in range(4):
+            self.bits[0][w] = self.bits[1][w] = 0
         for sq in range(self.nsq):
-            if self.board[sq] >= 0:
-                h ^= ZOBRIST[sq][self.board[sq]]
+            v = self.board[sq]
+            if v >= 0:
+                h ^= ZOBRIST[sq][v]
+                self.count[v] += 1
+                self.bits[v][sq >> 6] |= (<uint64_t>1) << (sq & 63)
         if self._player:
             h ^= ZOBRIST_SIDE
         self._hash = h
@@ -133,30 +155,62 @@ cdef class BreakthroughState(State):
             return 0
         cdef signed char* b = self.board
         cdef signed char p = <signed char>self._player
-        cdef int cols = self.cols
-        cdef int last = cols - 1
-        cdef int step, start, end, sq, t, c = 0, n = 0
-        # Squares in ascending order give sorted actions. The mover's goal row is skipped: no piece of
-        # the mover stands there in a non-terminal state, so the target row is always on the board.
-        if p == 0:
-            step, start, end = -cols, cols, self.nsq
-        else:
-            step, start, end = cols, 0, self.nsq - cols
-        for sq in range(start, end):
-            if b[sq] == p:
+        cdef int step = self.cols if p else -self.cols
+        cdef int w, sq, t, l, r, n = 0
+        cdef uint64_t m
+        if self.nwords == 1:
+            return self._legal_actions_64(out)
+        # The mover's pieces in ascending square order give sorted actions. No piece of the mover
+        # stands on its goal row in a non-terminal state, so the target row is always on the board.
+        for w in range(self.nwords):
+            m = self.bits[p][w]
+            while m:
+                sq = (w << 6) + __builtin_ctzll(m)
+                m &= m - 1
                 t = sq + step
-                if c > 0 and b[t - 1] != p:
-                    out[n] = 3 * sq
-                    n += 1
-                if b[t] < 0:
-                    out[n] = 3 * sq + 1
-                    n += 1
-                if c < last and b[t + 1] != p:
-                    out[n] = 3 * sq + 2
-                    n += 1
-            c += 1
-            if c == cols:
-                c = 0
+                # Branchless: write each candidate, keep it by advancing n. A diagonal off the board
+                # (edge bit 0) reads b[t] instead of a square outside the board, and is dropped.
+                l = self.edge[sq] & 1
+                r = self.edge[sq] >> 1
+                out[n] = 3 * sq
+                n += l & (b[t - l] != p)
+                out[n] = 3 * sq + 1
+                n += b[t] < 0
+                out[n] = 3 * sq + 2
+                n += r & (b[t + r] != p)
+        return n
+
+    cdef inline int _legal_actions_64(self, action_t* out) noexcept nogil:
+        """`legal_actions` for boards of at most 64 squares: one word per player, whole-board shifts.
+
+        Bit sq of a shifted set tells about the square one row ahead of sq (and one column aside). The
+        mover has no piece on its goal row, so the squares looked at are always on the board.
+        """
+        cdef int p = self._player
+        cdef int cols = self.cols
+        cdef uint64_t mine = self.bits[p][0]
+        cdef uint64_t empty = ~(mine | self.bits[1 - p][0])
+        cdef uint64_t free_ = ~mine               # empty or the opponent's: a diagonal may go there
+        cdef uint64_t S, L, R, A
+        if p == 0:                                 # x moves up: sq -> sq - cols (+ d - 1)
+            S = mine & (empty << cols)
+            L = mine & self.not_left & (free_ << (cols + 1))
+            R = mine & self.not_right & (free_ << (cols - 1))
+        else:                                      # o moves down: sq -> sq + cols (+ d - 1)
+            S = mine & (empty >> cols)
+            L = mine & self.not_left & (free_ >> (cols - 1))
+            R = mine & self.not_right & (free_ >> (cols + 1))
+        A = S | L | R
+        cdef int sq, n = 0
+        while A:
+            sq = __builtin_ctzll(A)
+            A &= A - 1
+            out[n] = 3 * sq
+            n += <int>((L >> sq) & 1)
+            out[n] = 3 * sq + 1
+            n += <int>((S >> sq) & 1)
+            out[n] = 3 * sq + 2
+            n += <int>((R >> sq) & 1)
         return n
 
     cdef void _do_apply(self, action_t a) noexcept nogil:
@@ -168,9 +222,12 @@ cdef class BreakthroughState(State):
         self._captured[self._nundo] = cap
         self._nundo += 1
         self._hash ^= ZOBRIST[sq][p] ^ ZOBRIST[t][p] ^ ZOBRIST_SIDE
+        self.bits[p][sq >> 6] ^= (<uint64_t>1) << (sq & 63)
+        self.bits[p][t >> 6] ^= (<uint64_t>1) << (t & 63)
         if cap:
             self._hash ^= ZOBRIST[t][q]
             self.count[q] -= 1
+            self.bits[q][t >> 6] ^= (<uint64_t>1) << (t & 63)
         self.board[sq] = -1
         self.board[t] = <signed char>p
         self._ply += 1
@@ -192,9 +249,12 @@ cdef class BreakthroughState(State):
         cdef bint cap = self._captured[self._nundo]
         self._hash ^= ZOBRIST[sq][p] ^ ZOBRIST[t][p] ^ ZOBRIST_SIDE
         self.board[sq] = <signed char>p
+        self.bits[p][sq >> 6] ^= (<uint64_t>1) << (sq & 63)
+        self.bits[p][t >> 6] ^= (<uint64_t>1) << (t & 63)
         if cap:
             self._hash ^= ZOBRIST[t][q]
             self.count[q] += 1
+            self.bits[q][t >> 6] ^= (<uint64_t>1) << (t & 63)
             self.board[t] = <signed char>q
         else:
             self.board[t] = -1
@@ -220,6 +280,7 @@ cdef class BreakthroughState(State):
         memcpy(d.board, self.board, self.nsq)
         d.count[0] = self.count[0]
         d.count[1] = self.count[1]
+        d.bits = self.bits
         memcpy(d._captured, self._captured, self._nundo)
         d._nundo = self._nundo
 
@@ -280,11 +341,10 @@ cdef class BreakthroughState(State):
         cdef int sq
         for sq in range(self.nsq):
             self.board[sq] = flat[sq]
-        self.count[0], self.count[1] = nx, no
         self._player = side
         self._ply = ply
         self._nundo = 0
-        self._rehash()
+        self._rebuild()
         self._terminal, self._result = True, RESULT_DRAW
         if x_home or no == 0:
             self._result = RESULT_FIRST_WINS

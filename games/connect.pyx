@@ -155,10 +155,9 @@ cdef class StoneGameState(State):
                     out[m] = i
                     m += 1
             return m
-        for i in range(self.ncells):
-            if self.cells[i] < 0:
-                out[m] = i
-                m += 1
+        for i in range(self.ncells):        # branchless: write always, advance on empty squares
+            out[m] = i
+            m += self.cells[i] < 0
         return m
 
     cdef void _do_apply(self, action_t a) noexcept nogil:

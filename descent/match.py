@@ -1,0 +1,92 @@
+"""Matches between two agents: seats alternate, games can run in worker processes.
+
+Game i (from 0) is played with agent A first when i is even and agent B first when it is odd; each
+game's seed is derived from the match seed and i, so results do not depend on the number of workers.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from dataclasses import dataclass, field
+
+import games
+from search_ext.agents import make_agent, parse_agent
+
+
+@dataclass
+class GameRecord:
+    index: int
+    a_first: bool
+    moves: list = field(default_factory=list)
+    result: int = 0          # b_t, first player's view
+    score: float = 0.0       # f_t, first player's view
+    plies: int = 0
+    seconds_a: float = 0.0
+    seconds_b: float = 0.0
+
+    @property
+    def a_result(self) -> int:
+        return self.result if self.a_first else -self.result
+
+    @property
+    def a_score(self) -> float:
+        return self.score if self.a_first else -self.score
+
+
+def game_seed(match_seed: int, index: int) -> int:
+    return (match_seed * 1_000_003 + index * 7919 + 1) & 0x7FFFFFFF
+
+
+def play_game(game, agent_a, agent_b, index: int, seed: int) -> GameRecord:
+    """Play one game; agent A moves first when ``index`` is even."""
+    info = games.load(game)
+    state = info.new_state()
+    a_first = index % 2 == 0
+    agent_a.reset(game_seed(seed, index))
+    agent_b.reset(game_seed(seed, index) + 17)
+    seats = (agent_a, agent_b) if a_first else (agent_b, agent_a)
+    rec = GameRecord(index, a_first)
+    while not state.is_game_over():
+        agent = seats[state.to_move]
+        t0 = time.perf_counter()
+        action = agent.choose(state)
+        dt = time.perf_counter() - t0
+        if agent is agent_a:
+            rec.seconds_a += dt
+        else:
+            rec.seconds_b += dt
+        rec.moves.append(state.move_to_str(action))
+        state.push(action)
+    o = state.outcome()
+    rec.result, rec.score, rec.plies = o.binary, o.score, state.ply
+    return rec
+
+
+_WORKER: dict = {}
+
+
+def _worker_init(game, spec_a, spec_b):
+    _WORKER["agents"] = (make_agent(spec_a, game), make_agent(spec_b, game))
+    _WORKER["game"] = game
+
+
+def _worker_play(args):
+    index, seed = args
+    a, b = _WORKER["agents"]
+    return play_game(_WORKER["game"], a, b, index, seed)
+
+
+def run_match(game: str, spec_a: str, spec_b: str, n_games: int, workers: int = 1, seed: int = 0,
+              progress: bool = True):
+    """Yield ``GameRecord``s (in completion order) of ``n_games`` games between A and B."""
+    parse_agent(spec_a)
+    parse_agent(spec_b)
+    games.load(game)
+    if workers <= 1:
+        a, b = make_agent(spec_a, game), make_agent(spec_b, game)
+        for i in range(n_games):
+            yield play_game(game, a, b, i, seed)
+        return
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(workers, initializer=_worker_init, initargs=(game, spec_a, spec_b)) as pool:
+        yield from pool.imap_unordered(_worker_play, [(i, seed) for i in range(n_games)])

@@ -1,0 +1,342 @@
+"""Agents: an algorithm, an evaluator and a budget behind ``choose(state)`` and ``analyse(state)``.
+
+An agent is written ``ALGORITHM[:key=value,...]``, for example ``minibal_plus:time=0.5``,
+``mcts:iterations=2000`` or ``gaussian:level=easy,base=alphabeta,depth=3``. ``describe_algorithms()``
+lists every algorithm and its keys. Budgets: ``time`` (seconds per move) or ``iterations``
+(``depth``/``nodes`` for alpha-beta); with an iteration budget and a seed, play is reproducible.
+
+``analyse`` returns one dict per legal action with ``action``, ``value`` (the mover's point of
+view, in [-1, 1]), ``completion``, ``resolved`` and ``count``, best first.
+"""
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from games.errors import GameError
+from search_ext.alphabeta import AlphaBeta
+from search_ext.bestfirst import BestFirstSearch
+from search_ext.evaluators import PlayoutEvaluator, ZeroEvaluator
+from search_ext.mcts import MCTS
+
+
+class AgentSpecError(GameError):
+    """A malformed agent spec, an unknown algorithm or key, or a bad value."""
+
+
+@dataclass(frozen=True)
+class Key:
+    type: type
+    default: Any
+    help: str
+    choices: tuple | None = None
+
+
+_BUDGET = {
+    "time": Key(float, None, "seconds per move"),
+    "iterations": Key(int, None, "iterations per move (reproducible with a seed)"),
+    "seed": Key(int, 0, "random seed"),
+}
+_EVAL = {
+    "eval": Key(str, "zero", "leaf evaluator", ("zero", "playout")),
+    "playouts": Key(int, 15, "random playouts per leaf (eval=playout)"),
+    "playout_cap": Key(int, 100, "ply cap of a playout (a capped playout counts as a draw)"),
+}
+_UBFM = {**_BUDGET, **_EVAL,
+         "decision": Key(str, "best", "final move: best action or the safe decision", ("best", "safe")),
+         "max_nodes": Key(int, 2_000_000, "memory cap of the search tree (states)")}
+_MINIBAL = {**_UBFM,
+            "proven_wins": Key(bool, False, "always play a resolved winning action when one exists"),
+            "proven_depth": Key(int, -1, "only wins resolved within this many plies (-1: any)")}
+_AB = {"time": _BUDGET["time"], "depth": Key(int, None, "maximum depth"),
+       "nodes": Key(int, None, "node budget per move (reproducible)"), "seed": _BUDGET["seed"],
+       **_EVAL}
+
+ALGORITHMS: dict[str, tuple[str, dict[str, Key]]] = {
+    "minimax": ("Unbounded Minimax with completion (UBFM)", _UBFM),
+    "minibal_n": ("Unbounded Minibal_n: smallest |value|", _MINIBAL),
+    "minibal_plus": ("Unbounded Minibal_+: smallest non-negative value, else largest negative", _MINIBAL),
+    "descent": ("Descent Minimax: best-first down to terminal states each iteration", _UBFM),
+    "mcts": ("MCTS / UCT without evaluation (random playouts)",
+             {**_BUDGET, "c": Key(float, math.sqrt(2), "UCB1 exploration constant"),
+              "max_nodes": Key(int, 4_000_000, "memory cap of the tree")}),
+    "alphabeta": ("alpha-beta, iterative deepening, transposition table, move ordering", _AB),
+    "hybrid": ("Hybrid Minimax-MCTS: alpha-beta valuing leaves by k random playouts",
+               {**_AB, "eval": Key(str, "playout", "leaf evaluator", ("playout",))}),
+    "random": ("uniformly random legal moves", {"seed": _BUDGET["seed"]}),
+    "gaussian": ("Gaussian difficulty selection over a base algorithm's root values (seed 003)",
+                 {"level": Key(str, "medium", "preset (mu, sigma)", ("easy", "medium", "hard", "custom")),
+                  "mu": Key(float, None, "mean of the target value in [0, 1] (level=custom)"),
+                  "sigma": Key(float, None, "spread of the target value (level=custom)"),
+                  "base": Key(str, "alphabeta", "algorithm giving the root action values"),
+                  "seed": _BUDGET["seed"]}),
+}
+
+# seed 003, Table 1: easy mu=0.4, medium mu=0.6, hard mu=1.0, all sigma=0.3
+GAUSSIAN_LEVELS = {"easy": (0.4, 0.3), "medium": (0.6, 0.3), "hard": (1.0, 0.3)}
+
+
+def _convert(name: str, key: str, raw: str, spec: Key, text: str):
+    try:
+        if spec.type is bool:
+            low = raw.lower()
+            if low in ("1", "true", "yes", "on"):
+                return True
+            if low in ("0", "false", "no", "off"):
+                return False
+            raise ValueError
+        value = spec.type(raw)
+    except ValueError:
+        raise AgentSpecError(f"agent {text!r}: {key}={raw!r} must be {spec.type.__name__}") from None
+    if spec.choices is not None and value not in spec.choices:
+        raise AgentSpecError(f"agent {text!r}: {key}={raw!r} is not one of {', '.join(spec.choices)}")
+    return value
+
+
+def parse_agent(text: str) -> tuple[str, dict]:
+    """``'ALGORITHM[:key=value,...]'`` -> (algorithm, options); options of a Gaussian agent that are
+    not its own go to its base algorithm."""
+    if not isinstance(text, str) or not text.strip():
+        raise AgentSpecError(f"empty agent spec {text!r} (expected ALGORITHM[:key=value,...])")
+    name, _, rest = text.strip().partition(":")
+    name = name.strip()
+    if name not in ALGORITHMS:
+        raise AgentSpecError(f"unknown algorithm {name!r} in agent {text!r} "
+                             f"(known: {', '.join(ALGORITHMS)})")
+    keys = ALGORITHMS[name][1]
+    base_keys = ALGORITHMS.get(_raw_base(rest), (None, {}))[1] if name == "gaussian" else {}
+    opts: dict = {}
+    base_opts: dict = {}
+    for item in filter(None, (x.strip() for x in rest.split(","))):
+        k, eq, v = item.partition("=")
+        k, v = k.strip(), v.strip()
+        if not eq or not k or not v:
+            raise AgentSpecError(f"agent {text!r}: malformed option {item!r} (expected key=value)")
+        if k in keys:
+            target, spec = opts, keys[k]
+        elif k in base_keys:
+            target, spec = base_opts, base_keys[k]
+        else:
+            known = ", ".join(list(keys) + [x for x in base_keys if x not in keys])
+            raise AgentSpecError(f"agent {text!r}: unknown key {k!r} for {name} (known: {known})")
+        if k in target:
+            raise AgentSpecError(f"agent {text!r}: key {k!r} given twice")
+        target[k] = _convert(name, k, v, spec, text)
+    for k, spec in keys.items():
+        opts.setdefault(k, spec.default)
+    if name == "gaussian":
+        base = opts["base"]
+        if base not in ALGORITHMS or base in ("gaussian", "random"):
+            raise AgentSpecError(f"agent {text!r}: base={base!r} must be an algorithm giving values "
+                                 f"(e.g. alphabeta, minimax, mcts)")
+        if opts["level"] == "custom":
+            if opts["mu"] is None or opts["sigma"] is None:
+                raise AgentSpecError(f"agent {text!r}: level=custom needs mu and sigma")
+        elif opts["mu"] is not None or opts["sigma"] is not None:
+            raise AgentSpecError(f"agent {text!r}: mu and sigma need level=custom")
+        if opts["sigma"] is not None and opts["sigma"] <= 0:
+            raise AgentSpecError(f"agent {text!r}: sigma must be > 0")
+        opts["base_options"] = base_opts
+    for k in ("time",):
+        if opts.get(k) is not None and opts[k] <= 0:
+            raise AgentSpecError(f"agent {text!r}: {k} must be > 0")
+    for k in ("iterations", "depth", "nodes", "playouts", "playout_cap"):
+        if opts.get(k) is not None and opts[k] < 1:
+            raise AgentSpecError(f"agent {text!r}: {k} must be >= 1")
+    return name, opts
+
+
+def _raw_base(rest: str) -> str:
+    for item in rest.split(","):
+        k, _, v = item.partition("=")
+        if k.strip() == "base":
+            return v.strip()
+    return "alphabeta"
+
+
+def make_agent(text: str, game) -> "Agent":
+    """Build an agent from its spec for a game (a ``GameInfo`` or a game spec)."""
+    import games
+    info = games.load(game)
+    name, opts = parse_agent(text)
+    if name == "random":
+        return RandomAgent(info, text, opts)
+    if name == "gaussian":
+        return GaussianAgent(info, text, opts)
+    if name == "mcts":
+        return MCTSAgent(info, text, opts)
+    if name in ("alphabeta", "hybrid"):
+        return AlphaBetaAgent(info, text, opts)
+    return BestFirstAgent(info, text, opts, name)
+
+
+def _evaluator(opts: dict, seed: int):
+    if opts.get("eval", "zero") == "playout":
+        return PlayoutEvaluator(opts["playouts"], opts["playout_cap"], False, seed)
+    return ZeroEvaluator()
+
+
+class Agent:
+    """Base class: ``choose(state) -> action``, ``analyse(state)``, ``reset(seed)``."""
+
+    def __init__(self, game, spec: str, opts: dict):
+        self.game = game
+        self.spec = spec
+        self.opts = opts
+        self.seed = opts.get("seed", 0)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start a new game (forget the tree); optionally reseed."""
+        if seed is not None:
+            self.seed = seed
+
+    def choose(self, state) -> int:
+        raise NotImplementedError
+
+    def analyse(self, state) -> list:
+        raise NotImplementedError
+
+    def _budget(self, default_time: float = 1.0) -> dict:
+        t, it = self.opts.get("time"), self.opts.get("iterations")
+        if t is None and it is None:
+            t = default_time
+        return {"seconds": t or 0.0, "iterations": it or 0}
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.spec!r}>"
+
+
+class RandomAgent(Agent):
+    def reset(self, seed=None):
+        super().reset(seed)
+        self.rng = random.Random(self.seed)
+
+    def __init__(self, game, spec, opts):
+        super().__init__(game, spec, opts)
+        self.reset()
+
+    def choose(self, state) -> int:
+        return self.rng.choice(state.legal_actions_list())
+
+    def analyse(self, state) -> list:
+        return [{"action": a, "value": 0.0, "completion": 0, "resolved": False, "count": 0}
+                for a in state.legal_actions_list()]
+
+
+class BestFirstAgent(Agent):
+    """Unbounded Minimax / Minibal_n / Minibal_+ / Descent over one engine."""
+
+    def __init__(self, game, spec, opts, name):
+        super().__init__(game, spec, opts)
+        self.name = name
+        self.reset()
+
+    def reset(self, seed=None):
+        super().reset(seed)
+        rule = self.name if self.name in ("minibal_n", "minibal_plus") else "minimax"
+        self.search = BestFirstSearch(
+            self.game, rule=rule, descent=self.name == "descent",
+            evaluator=_evaluator(self.opts, self.seed), decision=self.opts["decision"],
+            take_proven_wins=self.opts.get("proven_wins", False),
+            proven_win_depth=self.opts.get("proven_depth", -1), max_nodes=self.opts["max_nodes"])
+
+    def choose(self, state) -> int:
+        self.search.search(state, **self._budget())
+        return self.search.best_action(state)
+
+    def analyse(self, state) -> list:
+        self.search.search(state, **self._budget())
+        return self.search.analyse(state)
+
+
+class MCTSAgent(Agent):
+    def __init__(self, game, spec, opts):
+        super().__init__(game, spec, opts)
+        self.reset()
+
+    def reset(self, seed=None):
+        super().reset(seed)
+        self.search = MCTS(self.game, c=self.opts["c"], seed=self.seed, max_nodes=self.opts["max_nodes"])
+
+    def choose(self, state) -> int:
+        self.search.search(state, **self._budget())
+        return self.search.best_action(state)
+
+    def analyse(self, state) -> list:
+        self.search.search(state, **self._budget())
+        return self.search.analyse(state)
+
+
+class AlphaBetaAgent(Agent):
+    def __init__(self, game, spec, opts):
+        super().__init__(game, spec, opts)
+        self.reset()
+
+    def reset(self, seed=None):
+        super().reset(seed)
+        self.search = AlphaBeta(self.game, _evaluator(self.opts, self.seed))
+
+    def _ab_budget(self) -> dict:
+        t, d, n = self.opts.get("time"), self.opts.get("depth"), self.opts.get("nodes")
+        if t is None and d is None and n is None:
+            t = 1.0
+        return {"seconds": t or 0.0, "max_depth": d or 0, "nodes": n or 0}
+
+    def choose(self, state) -> int:
+        action, _, _ = self.search.search(state, **self._ab_budget())
+        return action
+
+    def analyse(self, state) -> list:
+        b = self._ab_budget()
+        _, _, depth = self.search.search(state, **b)
+        return self.search.analyse(state, depth=max(1, depth))
+
+
+class GaussianAgent(Agent):
+    """Gaussian difficulty selection (seed 003, section 5): map the base algorithm's root action
+    values to [0, 1] (0 loss, 0.5 draw, 1 win), draw x ~ N(mu, sigma) clipped to [0, 1], and play the
+    action whose value is closest to x."""
+
+    def __init__(self, game, spec, opts):
+        super().__init__(game, spec, opts)
+        if opts["level"] == "custom":
+            self.mu, self.sigma = opts["mu"], opts["sigma"]
+        else:
+            self.mu, self.sigma = GAUSSIAN_LEVELS[opts["level"]]
+        base_opts = ",".join(f"{k}={v}" for k, v in opts["base_options"].items())
+        self.base = make_agent(opts["base"] + (":" + base_opts if base_opts else ""), game)
+        self.reset()
+
+    def reset(self, seed=None):
+        super().reset(seed)
+        self.rng = random.Random(self.seed)
+        self.base.reset(None if seed is None else seed + 1)
+
+    def select(self, values: list[float]) -> int:
+        """Index of the chosen value among ``values`` (already in [0, 1])."""
+        x = min(1.0, max(0.0, self.rng.gauss(self.mu, self.sigma)))
+        best = min(abs(v - x) for v in values)
+        ties = [i for i, v in enumerate(values) if abs(v - x) == best]
+        return ties[0] if len(ties) == 1 else self.rng.choice(ties)
+
+    def choose(self, state) -> int:
+        rows = self.base.analyse(state)
+        if not rows:
+            return self.base.choose(state)
+        values = [(max(-1.0, min(1.0, r["value"])) + 1.0) / 2.0 for r in rows]
+        return rows[self.select(values)]["action"]
+
+    def analyse(self, state) -> list:
+        return self.base.analyse(state)
+
+
+def describe_algorithms() -> str:
+    lines = []
+    for name, (summary, keys) in ALGORITHMS.items():
+        lines.append(f"{name}: {summary}")
+        for k, spec in keys.items():
+            choices = f" ({'|'.join(spec.choices)})" if spec.choices else ""
+            lines.append(f"    {k}={spec.default}{choices}: {spec.help}")
+    return "\n".join(lines)
