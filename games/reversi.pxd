@@ -18,16 +18,21 @@ cdef extern from *:
         return hi ? 127 - __builtin_clzll(hi) : 63 - __builtin_clzll((unsigned long long)x);
     }
 
-    static inline unsigned long long rv_lo(rv_bits_t x) { return (unsigned long long)x; }
-    static inline unsigned long long rv_hi(rv_bits_t x) { return (unsigned long long)(x >> 64); }
+    static inline uint64_t rv_lo(rv_bits_t x) { return (uint64_t)x; }
+    static inline uint64_t rv_hi(rv_bits_t x) { return (uint64_t)(x >> 64); }
     static inline int rv_ctz64(unsigned long long x) { return __builtin_ctzll(x); }
+    static inline int rv_clz64(unsigned long long x) { return __builtin_clzll(x); }
     """
     ctypedef unsigned long long bits_t "rv_bits_t"
+    # A 64-bit word for boards up to 8x8. Declared with a different Cython base type than bits_t
+    # (the C type is the same as uint64_t) so that a fused type can tell the two apart.
+    ctypedef unsigned long word64_t "uint64_t"
     int rv_popcount(bits_t x) noexcept nogil
     int rv_highest(bits_t x) noexcept nogil
-    uint64_t rv_lo(bits_t x) noexcept nogil
+    word64_t rv_lo(bits_t x) noexcept nogil
     uint64_t rv_hi(bits_t x) noexcept nogil
     int rv_ctz64(uint64_t x) noexcept nogil
+    int rv_clz64(word64_t x) noexcept nogil
 
 
 # One saved ply: everything `_do_apply` changes besides the base-class counters.
