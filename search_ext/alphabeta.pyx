@@ -59,6 +59,7 @@ cdef class AlphaBeta:
     cdef readonly int depth_reached
     cdef action_t best_root
     cdef int ply_cap
+    cdef bint hit_horizon        # an evaluated (non-terminal) leaf was reached this iteration
 
     def __init__(self, game, Evaluator evaluator=None, int tt_bits=20):
         if not 10 <= tt_bits <= 28:
@@ -89,10 +90,11 @@ cdef class AlphaBeta:
         memset(self.tt, 0, sizeof(TTEntry) * (self.tt_mask + 1))
         memset(self.history, 0, sizeof(unsigned int) * self.stride)
 
-    cdef inline bint out_of_budget(self) noexcept nogil:
+    cdef inline bint out_of_budget(self, int depth) noexcept nogil:
         if self.node_limit > 0 and self.nodes >= self.node_limit:
             return True
-        if self.deadline > 0 and (self.nodes & 255) == 0 and now() >= self.deadline:
+        # the clock is read every 256 nodes, and after every frontier batch (which may be costly)
+        if self.deadline > 0 and ((self.nodes & 255) == 0 or depth == 2) and now() >= self.deadline:
             return True
         return False
 
@@ -137,6 +139,7 @@ cdef class AlphaBeta:
                 k += 1
             s.undo()
         if k > 0:
+            self.hit_horizon = True
             if self.evaluator.evaluate(s, self.eval_actions, k, self.enc, ev) < 0:
                 return -1
             for i in range(k):
@@ -171,11 +174,10 @@ cdef class AlphaBeta:
         if e.key == s._hash and e.depth > 0:
             tt_move = e.move
             if e.depth >= depth and ply > 0:
-                if e.flag == EXACT:
-                    return e.value
-                if e.flag == LOWER and e.value >= beta:
-                    return e.value
-                if e.flag == UPPER and e.value <= alpha:
+                # a cutoff from the table: the value may rest on a horizon (no exactness claim)
+                if e.flag == EXACT or (e.flag == LOWER and e.value >= beta) or (
+                        e.flag == UPPER and e.value <= alpha):
+                    self.hit_horizon = True
                     return e.value
         if depth == 1:
             v = self.frontier(s, ply, &best)
@@ -210,7 +212,7 @@ cdef class AlphaBeta:
             if alpha >= beta:
                 self.history[mv[i]] += depth * depth
                 break
-            if self.out_of_budget():
+            if self.out_of_budget(depth):
                 self.stopped = True
                 return 0.0
         if bestv <= a0:
@@ -250,6 +252,7 @@ cdef class AlphaBeta:
         self.error = 0
         for depth in range(1, max_depth + 1):
             self.stopped = False
+            self.hit_horizon = False
             # depth 1 always completes; afterwards the budgets apply
             self.node_limit = node_budget if (depth > 1 and node_budget > 0) else 0
             if depth == 1:
@@ -267,6 +270,8 @@ cdef class AlphaBeta:
             completed_best = self.best_root
             completed_value = v
             self.depth_reached = depth
+            if not self.hit_horizon:
+                break           # the whole tree was searched: the value is exact
             if abs(v) >= 1.0 - 1e-9 or (self.deadline > 0 and now() >= self.deadline) or (
                     node_budget > 0 and self.nodes >= node_budget):
                 break

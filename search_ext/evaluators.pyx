@@ -115,7 +115,7 @@ cdef class CallableEvaluator(Evaluator):
             try:
                 h, w, c = self.shape
                 batch = np.asarray(<float[:n * h * w * c]>enc).reshape(n, h, w, c)
-                res = np.asarray(self.fn(batch), dtype=np.float32).reshape(-1)
+                res = np.ascontiguousarray(np.asarray(self.fn(batch), dtype=np.float32).reshape(-1))
                 if res.shape[0] != n:
                     raise ValueError(f"evaluator returned {res.shape[0]} values for {n} states")
                 vals = res

@@ -1,0 +1,307 @@
+"""Search algorithms: definitions on hand-built trees, solved positions, play, budgets, determinism."""
+import time
+
+import numpy as np
+import pytest
+
+import games
+from games.tree_game import heuristic_evaluator, make_tree
+from search_ext.agents import AgentSpecError, GaussianAgent, make_agent, parse_agent
+from search_ext.alphabeta import AlphaBeta
+from search_ext.bestfirst import BestFirstSearch
+from search_ext.evaluators import PlayoutEvaluator
+from search_ext.mcts import MCTS
+from descent.match import run_match
+
+
+def decide(tree, rule, iterations=200, **kw):
+    info = make_tree(tree)
+    s = info.new_state()
+    b = BestFirstSearch(info, rule=rule, evaluator=heuristic_evaluator(info), **kw)
+    b.search(s, iterations=iterations)
+    return b.best_action(s), b.root_info(s), b
+
+
+# ---- definitions on hand-built trees -------------------------------------------------------------
+
+@pytest.mark.parametrize("leaves, expected", [
+    ([-0.5, 0.2, 0.6, -0.1], {"minimax": 2, "minibal_n": 3, "minibal_plus": 1}),
+    ([-0.5, -0.3, -0.9], {"minimax": 1, "minibal_n": 1, "minibal_plus": 1}),
+    ([0.7, 0.4, 0.05], {"minimax": 0, "minibal_n": 2, "minibal_plus": 2}),
+    ([-0.05, 0.4], {"minimax": 1, "minibal_n": 0, "minibal_plus": 1}),
+])
+@pytest.mark.parametrize("rule", ["minimax", "minibal_n", "minibal_plus"])
+def test_best_action_over_terminal_children(leaves, expected, rule):
+    action, root, _ = decide(leaves, rule)
+    assert action == expected[rule]
+    assert root["resolved"]
+    assert root["value"] == pytest.approx(leaves[action])
+
+
+@pytest.mark.parametrize("rule, expected, value", [
+    ("minimax", 0, 0.3),        # max over the opponent's minima (0.3, -0.2)
+    ("minibal_n", 1, -0.2),     # smallest |value|
+    ("minibal_plus", 0, 0.3),   # smallest non-negative value
+])
+def test_opponent_minimises(rule, expected, value):
+    action, root, _ = decide([[0.3, 0.9], [-0.2, 0.8]], rule)
+    assert action == expected and root["value"] == pytest.approx(value)
+
+
+def test_minimax_resolves_on_a_proven_win_despite_a_better_heuristic():
+    tree = [0.5, {"h": 0.9, "children": [-1.0, 1.0]}]
+    action, root, b = decide(tree, "minimax", iterations=1)
+    assert action == 0 and root["resolved"] and root["completion"] == 1
+
+
+def test_minimax_all_children_lost_is_a_resolved_loss():
+    _, root, _ = decide([-0.5, -0.2], "minimax")
+    assert root["resolved"] and root["completion"] == -1
+
+
+def test_minimax_proven_draw_needs_every_child_resolved():
+    tree = [{"value": 0.0, "result": 0}, {"h": -0.5, "children": [-0.6, -0.7]}]
+    action, root, b = decide(tree, "minimax", iterations=1)
+    assert not root["resolved"]          # the second child is unexplored
+    action, root, b = decide(tree, "minimax", iterations=50)
+    assert root["resolved"] and root["completion"] == 0 and action == 0
+
+
+def test_minibal_balanced_node_resolves_on_a_resolved_draw():
+    tree = [{"value": 0.0, "result": 0}, {"h": 0.3, "children": [0.4, 0.6]}]
+    for rule in ("minibal_n", "minibal_plus"):
+        action, root, _ = decide(tree, rule, iterations=1)
+        if rule == "minibal_n":
+            assert action == 0 and root["resolved"] and root["completion"] == 0
+    # minimax prefers the heuristic 0.3 and is not resolved after one iteration
+    _, root, _ = decide(tree, "minimax", iterations=1)
+    assert not root["resolved"]
+
+
+def test_minibal_opponent_node_resolves_on_a_resolved_loss():
+    # root (balanced) -> X (opponent) -> [loss for the balanced player, unexplored 0.5]
+    tree = [{"h": 0.0, "children": [-0.4, {"h": 0.5, "children": [0.5, 0.7]}]}]
+    info = make_tree(tree)
+    s = info.new_state()
+    b = BestFirstSearch(info, rule="minibal_plus", evaluator=heuristic_evaluator(info))
+    b.search(s, iterations=2)
+    s.push(0)
+    x = b.root_info(s)
+    assert x["resolved"] and x["value"] == pytest.approx(0.4)   # opponent's view: +0.4
+
+
+def test_take_proven_wins_and_depth_bound():
+    tree = [0.9, {"h": 0.1, "children": [0.1, 0.2]}]
+    a, _, _ = decide(tree, "minibal_plus", iterations=1)
+    assert a == 1                               # smallest non-negative: the 0.1 heuristic
+    a, _, _ = decide(tree, "minibal_plus", iterations=1, take_proven_wins=True)
+    assert a == 0
+    a, _, _ = decide(tree, "minibal_plus", iterations=1, take_proven_wins=True, proven_win_depth=0)
+    assert a == 1
+    deep = [{"h": 0.8, "children": [0.8]}, {"h": 0.1, "children": [0.1, 0.2]}]   # win in 2 plies
+    for d, expected in ((1, 1), (2, 0), (-1, 0)):
+        a, _, _ = decide(deep, "minibal_plus", iterations=50, take_proven_wins=True, proven_win_depth=d)
+        assert a == expected, d
+
+
+def test_safe_decision_prefers_the_most_selected_action():
+    # heuristics favour child 0 first; the search then finds it worse and switches to child 1
+    tree = [{"h": 0.9, "children": [0.1]}, {"h": 0.5, "children": [{"h": 0.5, "children": [0.5, 0.6]}]}]
+    info = make_tree(tree)
+    for decision in ("best", "safe"):
+        b = BestFirstSearch(info, evaluator=heuristic_evaluator(info), decision=decision)
+        s = info.new_state()
+        b.search(s, iterations=3)
+        rows = {r["action"]: r for r in b.analyse(s)}
+        assert b.best_action(s) in rows
+
+
+def test_descent_reaches_terminal_states_each_iteration():
+    info = games.load("tic_tac_toe")
+    s = info.new_state()
+    d = BestFirstSearch(info, descent=True)
+    d.search(s, iterations=1)
+    u = BestFirstSearch(info)
+    u.search(s, iterations=1)
+    assert d.size > 9 * 4 and u.size == 10      # descent expanded a whole line, UBFM one state
+
+
+# ---- solved games -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("descent", [False, True])
+def test_complete_search_proves_tic_tac_toe_a_draw(descent):
+    info = games.load("tic_tac_toe")
+    s = info.new_state()
+    b = BestFirstSearch(info, descent=descent)
+    b.search(s, iterations=1_000_000)
+    root = b.root_info(s)
+    assert root["resolved"] and root["completion"] == 0 and root["value"] == 0.0
+
+
+@pytest.mark.parametrize("position, win", [
+    ("xx1/oo1/3 x", "c3"),          # win in 1
+    ("x1o/1o1/x2 x", "a2"),         # must block... and it wins: a3 a2 a1 column
+])
+@pytest.mark.parametrize("agent", ["minimax:iterations=5000", "descent:iterations=5000",
+                                   "alphabeta:depth=9", "minibal_plus:iterations=5000,proven_wins=true"])
+def test_forced_wins_are_played(position, win, agent):
+    s = games.new_state("tic_tac_toe")
+    s.set_position(position)
+    a = make_agent(agent, "tic_tac_toe")
+    assert s.move_to_str(a.choose(s)) == win
+
+
+def test_forced_win_in_breakthrough():
+    s = games.new_state("breakthrough(rows=6,cols=6)")
+    s.set_position("ooo1oo/3x2/6/6/xxxxxx/xxxxx1 x 6")      # x on d5: any step to row 6 wins
+    b = BestFirstSearch(s.game)
+    b.search(s, iterations=20000)
+    move = s.move_to_str(b.best_action(s))
+    s.push(move)
+    assert s.is_game_over() and s.outcome().winner == 0
+
+
+@pytest.mark.parametrize("opponent", ["random", "mcts:iterations=300"])
+def test_minimax_never_loses_tic_tac_toe(opponent):
+    records = list(run_match("tic_tac_toe", "minimax:iterations=20000", opponent, 16, seed=5))
+    assert all(r.a_result >= 0 for r in records)
+    if opponent == "random":
+        assert sum(r.a_result for r in records) >= 10
+
+
+def test_hybrid_against_uct_at_tic_tac_toe_draws():
+    # seed 003, Table 3: Hybrid Minimax-MCTS against UCT at tic-tac-toe: all draws
+    records = list(run_match("tic_tac_toe", "hybrid:depth=9,playouts=15", "mcts:iterations=20000", 6, seed=1))
+    assert all(r.result == 0 for r in records)
+
+
+def test_alphabeta_agrees_with_minimax_value():
+    info = games.load("tic_tac_toe")
+    ab = AlphaBeta(info)
+    s = info.new_state()
+    s.set_position("x2/1o1/3 x")
+    action, value, depth = ab.search(s, max_depth=9)
+    assert value == 0.0 and depth == 7
+    s.set_position("xx1/oo1/3 x")
+    action, value, depth = ab.search(s, max_depth=9)
+    assert s.move_to_str(action) == "c3" and value == pytest.approx((9 - 5 + 1) / 9)
+
+
+def test_mcts_prefers_the_winning_move():
+    info = games.load("tic_tac_toe")
+    s = info.new_state()
+    s.set_position("xx1/oo1/x2 o")
+    m = MCTS(info, seed=3)
+    m.search(s, iterations=3000)
+    assert s.move_to_str(m.best_action(s)) == "c2"
+
+
+# ---- Gaussian difficulty ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("level, table", [
+    # seed 003, Table 2: probabilities (%) of choosing the values 0, 0.5, 1
+    ("easy", (30.85, 56.98, 12.17)),
+    ("medium", (12.17, 56.98, 30.85)),
+    ("hard", (0.62, 19.61, 79.77)),
+])
+def test_gaussian_selector_reproduces_table_2(level, table):
+    agent = make_agent(f"gaussian:level={level},seed=11", "tic_tac_toe")
+    assert isinstance(agent, GaussianAgent)
+    n = 100_000
+    counts = np.zeros(3)
+    for _ in range(n):
+        counts[agent.select([0.0, 0.5, 1.0])] += 1
+    p = np.array(table) / 100
+    radius = 4 * np.sqrt(p * (1 - p) / n) + 1e-4     # 4 standard errors
+    assert np.all(np.abs(counts / n - p) <= radius), counts / n
+
+
+def test_gaussian_agent_plays_legal_moves():
+    records = list(run_match("tic_tac_toe", "gaussian:level=easy,depth=9", "random", 4, seed=2))
+    assert len(records) == 4
+
+
+# ---- budgets and determinism ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("agent", ["minimax:iterations=200", "minibal_plus:iterations=200",
+                                   "descent:iterations=50", "mcts:iterations=300",
+                                   "alphabeta:nodes=3000", "hybrid:nodes=300,playouts=3",
+                                   "gaussian:level=medium,depth=2", "minimax:iterations=100,eval=playout,playouts=2"])
+def test_same_seed_same_moves(agent):
+    def moves(seed):
+        return [r.moves for r in run_match("reversi(size=6)", agent, "random", 2, seed=seed)]
+    assert moves(3) == moves(3)
+
+
+@pytest.mark.parametrize("agent", ["minimax", "descent", "mcts", "alphabeta", "hybrid"])
+def test_time_budget_is_respected(agent):
+    a = make_agent(f"{agent}:time=0.2", "reversi")
+    s = games.new_state("reversi")
+    spent = []
+    for _ in range(3):              # best of 3: the CI machine is shared and noisy
+        a.reset()
+        t0 = time.perf_counter()
+        a.choose(s)
+        spent.append(time.perf_counter() - t0)
+    assert 0.15 <= min(spent) <= 0.2 * 1.05 + 0.010, spent
+
+
+def test_tree_is_kept_across_moves_and_reset_between_games():
+    info = games.load("reversi(size=6)")
+    b = BestFirstSearch(info)
+    s = info.new_state()
+    b.search(s, iterations=300)
+    size = b.size
+    s.push(b.best_action(s))
+    b.search(s, iterations=10)
+    assert b.size >= size
+    b.reset()
+    assert b.size == 0
+
+
+def test_evaluator_errors_surface():
+    from search_ext.bestfirst import SearchError
+    from search_ext.evaluators import CallableEvaluator
+    info = games.load("tic_tac_toe")
+
+    def broken(batch):
+        raise ValueError("boom")
+    b = BestFirstSearch(info, evaluator=CallableEvaluator(broken, info.planes_shape))
+    with pytest.raises(SearchError, match="boom"):
+        b.search(info.new_state(), iterations=3)
+
+
+def test_playout_evaluator_values_winning_children():
+    info = games.load("tic_tac_toe")
+    s = info.new_state()
+    s.set_position("xx1/oo1/3 x")
+    b = BestFirstSearch(info, evaluator=PlayoutEvaluator(8, 100, False, 1))
+    b.search(s, iterations=1)
+    rows = {s.move_to_str(r["action"]): r for r in b.analyse(s)}
+    assert rows["c3"]["resolved"] and rows["c3"]["completion"] == 1
+
+
+# ---- agent specs ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, fragment", [
+    ("minimaxx", "unknown algorithm 'minimaxx'"),
+    ("minimax:iterationz=3", "unknown key 'iterationz'"),
+    ("minimax:iterations=x", "must be int"),
+    ("minimax:iterations", "malformed option"),
+    ("minimax:time=-1", "time must be > 0"),
+    ("minibal_plus:proven_wins=maybe", "must be bool"),
+    ("gaussian:level=insane", "is not one of"),
+    ("gaussian:level=custom", "needs mu and sigma"),
+    ("gaussian:base=random", "must be an algorithm giving values"),
+    ("", "empty agent spec"),
+])
+def test_bad_agent_specs(text, fragment):
+    with pytest.raises(AgentSpecError, match=fragment):
+        parse_agent(text)
+
+
+def test_agent_spec_defaults_and_passthrough():
+    name, opts = parse_agent("gaussian:level=easy,base=alphabeta,depth=3")
+    assert name == "gaussian" and opts["base_options"] == {"depth": 3}
+    name, opts = parse_agent("minibal_plus:time=0.5,proven_wins=true,proven_depth=4")
+    assert opts["time"] == 0.5 and opts["proven_wins"] is True and opts["proven_depth"] == 4
