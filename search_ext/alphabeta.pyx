@@ -28,6 +28,7 @@ cdef struct TTEntry:
     float value
     signed char depth
     signed char flag
+    signed char horizon     # the stored value rests on evaluated (non-terminal) leaves
     action_t move
 
 
@@ -177,8 +178,11 @@ cdef class AlphaBeta:
                 # a cutoff from the table: the value may rest on a horizon (no exactness claim)
                 if e.flag == EXACT or (e.flag == LOWER and e.value >= beta) or (
                         e.flag == UPPER and e.value <= alpha):
-                    self.hit_horizon = True
+                    if e.horizon:
+                        self.hit_horizon = True
                     return e.value
+        cdef bint outer_horizon = self.hit_horizon
+        self.hit_horizon = False
         if depth == 1:
             v = self.frontier(s, ply, &best)
             if self.error:
@@ -186,6 +190,7 @@ cdef class AlphaBeta:
             if ply == 0:
                 self.best_root = best
             self.store(s._hash, v, 1, EXACT, best)
+            self.hit_horizon = self.hit_horizon or outer_horizon
             return v
         mv = self.moves + ply * self.stride
         n = s.legal_actions(mv)
@@ -221,6 +226,7 @@ cdef class AlphaBeta:
             self.store(s._hash, bestv, depth, LOWER, best)
         else:
             self.store(s._hash, bestv, depth, EXACT, best)
+        self.hit_horizon = self.hit_horizon or outer_horizon
         return bestv
 
     cdef void store(self, hash_t key, double v, int depth, int flag, action_t move) noexcept nogil:
@@ -229,6 +235,7 @@ cdef class AlphaBeta:
         e.value = <float>v
         e.depth = <signed char>(depth if depth < 127 else 127)
         e.flag = <signed char>flag
+        e.horizon = 1 if self.hit_horizon else 0
         e.move = move
 
     def search(self, State state, int max_depth=0, double seconds=0.0, long nodes=0):
