@@ -41,6 +41,9 @@ cdef class State:
     cdef int legal_actions(self, action_t* out) noexcept nogil
     # Write the legal actions (sorted ascending) to `out` (capacity `num_actions`); return their
     # number. Zero exactly when the state is terminal.
+    cdef int count_legal_actions(self, action_t* scratch) noexcept nogil
+    # The number of legal actions (default: legal_actions into `scratch`); games where it is
+    # cheaper to count than to list override it (perft's bulk counting uses it).
     cdef void _do_apply(self, action_t a) noexcept nogil
     # Play legal action `a`: update board, `_player`, `_ply`, `_hash`, `_terminal`, `_result`.
     cdef void _do_undo(self, action_t a) noexcept nogil

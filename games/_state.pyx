@@ -57,6 +57,9 @@ cdef class State:
     cdef int legal_actions(self, action_t* out) noexcept nogil:
         return 0
 
+    cdef int count_legal_actions(self, action_t* scratch) noexcept nogil:
+        return self.legal_actions(scratch)
+
     cdef void _do_apply(self, action_t a) noexcept nogil:
         pass
 
@@ -316,11 +319,11 @@ cdef unsigned long long c_perft(State s, int depth, action_t* buf) noexcept nogi
 
     `buf` must hold depth * num_actions actions.
     """
+    if depth == 1:
+        return s.count_legal_actions(buf)
     cdef int n = s.legal_actions(buf)
     cdef int i
     cdef unsigned long long total = 0
-    if depth == 1:
-        return n
     for i in range(n):
         s.apply(buf[i])
         total += c_perft(s, depth - 1, buf + s.num_actions)

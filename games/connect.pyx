@@ -160,6 +160,14 @@ cdef class StoneGameState(State):
             m += self.cells[i] < 0
         return m
 
+    cdef int count_legal_actions(self, action_t* scratch) noexcept nogil:
+        # every stone is one ply (positions set from text are checked for it): empty = cells - ply
+        if self._terminal:
+            return 0
+        if self._ply == 0 and self.outer_open:
+            return self.legal_actions(scratch)
+        return self.ncells - self._ply
+
     cdef void _do_apply(self, action_t a) noexcept nogil:
         cdef int p = self._player
         cdef int q

@@ -59,6 +59,9 @@ cdef class TicTacToeState(State):
                 n += 1
         return n
 
+    cdef int count_legal_actions(self, action_t* scratch) noexcept nogil:
+        return 0 if self._terminal else 9 - self._ply
+
     cdef void _do_apply(self, action_t a) noexcept nogil:
         cdef int p = self._player
         cdef int k

@@ -85,6 +85,8 @@ def test_hash_matches_a_position_set_from_scratch(spec):
             assert fresh.zobrist_hash == s.zobrist_hash, s.position()
             assert fresh.to_move == s.to_move and fresh.is_game_over() == s.is_game_over()
             assert fresh.legal_actions_list() == s.legal_actions_list()
+            # perft's bulk count (a game may count without listing) agrees with the list
+            assert perft(fresh, 1) == perft(s, 1) == len(s.legal_actions_list())
             assert fresh.outcome() == s.outcome()
             key = s.position()
             assert seen.setdefault(s.zobrist_hash, key) == key, "hash collision"
