@@ -25,3 +25,6 @@ cdef class PlayoutEvaluator(Evaluator):
 cdef class CallableEvaluator(Evaluator):
     cdef public object fn
     cdef tuple shape
+
+cdef class RandomValueEvaluator(Evaluator):
+    cdef uint64_t rng

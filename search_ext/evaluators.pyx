@@ -11,7 +11,7 @@ from libc.stdlib cimport malloc, free
 import numpy as np
 cimport numpy as cnp
 
-from games._typedefs cimport rng_below
+from games._typedefs cimport rng_below, rng_uniform
 
 cnp.import_array()
 
@@ -128,3 +128,22 @@ cdef class CallableEvaluator(Evaluator):
 
     def describe(self) -> str:
         return f"callable({getattr(self.fn, '__name__', type(self.fn).__name__)})"
+
+
+cdef class RandomValueEvaluator(Evaluator):
+    """Uniform random values in [-1, 1] (seeded): a stand-in with a network's cost removed, so that
+    benchmarks measure the search on realistic (non-degenerate) tree shapes."""
+
+    def __init__(self, unsigned long long seed=0):
+        super().__init__()
+        self.rng = seed ^ 0xA5A5A5A5ULL
+
+    cdef int evaluate(self, State parent, const action_t* actions, int n, float* enc,
+                      float* out) noexcept nogil:
+        cdef int i
+        for i in range(n):
+            out[i] = <float>(2.0 * rng_uniform(&self.rng) - 1.0)
+        return 0
+
+    def describe(self) -> str:
+        return "random values"
