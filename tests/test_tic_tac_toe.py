@@ -80,3 +80,22 @@ def test_bad_positions_leave_state_untouched(state, text, fragment):
 def test_position_sets_terminal(state):
     state.set_position("xxx/oo1/3 o")
     assert state.is_game_over() and state.result() == "1-0" and not list(state.legal_moves)
+
+
+def test_differential_against_openspiel():
+    """Random games in lockstep with OpenSpiel's tic_tac_toe: legal sets, mover, outcome."""
+    pyspiel = pytest.importorskip("pyspiel")
+    import random
+    game = pyspiel.load_game("tic_tac_toe")
+    for seed in range(200):
+        rng = random.Random(seed)
+        ours, theirs = games.new_state("tic_tac_toe"), game.new_initial_state()
+        while not theirs.is_terminal():
+            assert not ours.is_game_over()
+            assert ours.legal_actions_list() == theirs.legal_actions()   # same ids: row * 3 + col
+            assert ours.to_move == theirs.current_player()
+            a = rng.choice(theirs.legal_actions())
+            ours.push(a)
+            theirs.apply_action(a)
+        assert ours.is_game_over()
+        assert ours.outcome().binary == int(theirs.returns()[0])
