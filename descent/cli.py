@@ -249,6 +249,66 @@ def match(game, agent_a, agent_b, n_games, workers, seed, verbose):
 
 
 @cli.command()
+@click.argument("game")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Config file (default: configs/<game>.toml).")
+@click.option("--population", type=click.IntRange(1), default=None, help="Networks to train.")
+@click.option("--budget", default=None, help="Training time of each network, e.g. 70d, 2h, 10m.")
+@click.option("--milestones", default=None, help="Named checkpoints, e.g. 20d,70d.")
+@click.option("--workers", type=click.IntRange(1), default=None, help="Members trained in parallel.")
+@click.option("--out", "out", type=click.Path(file_okay=False), default=None,
+              help="Run directory (default: checkpoints/<game>).")
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--max-games", type=click.IntRange(0), default=0,
+              help="Stop each member after this many games in this call (0: run to the budget).")
+def train(game, config_path, population, budget, milestones, workers, out, seed, max_games):
+    """Train a population of value networks by Descent self-play (resumable: rerun to continue)."""
+    from descent.config import default_config_path, load_config, parse_duration, parse_durations
+    from training.run import default_run_dir, run_training
+    info = _load(game)
+    cfg_path = config_path or default_config_path(info.spec)
+    cfg = load_config(cfg_path)
+    run_cfg = cfg["run"]
+    try:
+        budget_s = parse_duration(budget or run_cfg["budget"])
+        ms = parse_durations(milestones or run_cfg["milestones"])
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    late = [n for n, s in ms if s > budget_s]
+    if late:
+        raise UserError(f"milestone(s) {', '.join(late)} lie beyond the budget {budget or run_cfg['budget']}")
+    population = population or run_cfg["population"]
+    workers = workers or run_cfg["workers"]
+    run_dir = out or default_run_dir(info.spec)
+    click.echo(f"training {population} network(s) of {info.spec} for {budget_s:.0f} s each "
+               f"(milestones {', '.join(n for n, _ in ms)}) in {run_dir}; config {cfg_path}")
+    results = run_training(info.spec, cfg, population, budget_s, ms, workers, run_dir, seed,
+                           threads=run_cfg["threads"], max_games=max_games)
+    for i, r in enumerate(results):
+        click.echo(f"member {i}: {r['games']} games, {r['examples']} examples, "
+                   f"{r['train_seconds']:.0f} s trained, milestones: {', '.join(r['milestones_done']) or 'none'}")
+    click.echo(f"checkpoints: `descent checkpoints --out {run_dir}`")
+
+
+@cli.command()
+@click.argument("game", required=False)
+@click.option("--out", "root", type=click.Path(file_okay=False), default=None,
+              help="A run directory or a folder of runs (default: checkpoints/).")
+def checkpoints(game, root):
+    """List the milestone checkpoints of the training runs."""
+    from training.run import DEFAULT_ROOT, list_checkpoints
+    spec = _load(game).spec if game else None
+    rows = list_checkpoints(root or DEFAULT_ROOT, spec)
+    if not rows:
+        click.echo("no checkpoints found" + (f" for {spec}" if spec else "") + f" under {root or DEFAULT_ROOT}")
+        return
+    click.echo(f"{'game':<28} {'member':>6} {'milestone':>10} {'games':>7} {'trained s':>10}  path")
+    for r in rows:
+        click.echo(f"{r['game']:<28} {r['member']:>6} {r['milestone']:>10} {r['games']:>7} "
+                   f"{r['train_seconds']:>10.0f}  {r['path']}{'' if r['exists'] else ' (missing)'}")
+
+
+@cli.command()
 def algorithms():
     """List the search algorithms an agent can use, with their keys and defaults."""
     from search_ext.agents import describe_algorithms

@@ -27,6 +27,8 @@ class Key:
     default: Any
     help: str
     min: float | None = None
+    choices: tuple | None = None
+    max: float | None = None
 
 
 SCHEMA: dict[str, dict[str, Key]] = {
@@ -36,6 +38,37 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "tour": {
         "perft_depth": Key(int, 3, "perft depth run by `descent tour`", min=1),
         "random_games": Key(int, 1000, "random games played by `descent tour`", min=1),
+    },
+    "network": {
+        "filters": Key(int, 32, "convolution filters per layer", min=1),
+        "blocks": Key(int, 2, "residual blocks (two 3x3 convolutions each)", min=0),
+        "head_units": Key(int, 64, "units of the dense layer of the value head", min=1),
+    },
+    "selfplay": {
+        "iterations": Key(int, 50, "Descent iterations per move (used when time = 0)", min=1),
+        "time": Key(float, 0.0, "seconds of search per move (0: use iterations)", min=0.0),
+        "exploration": Key(str, "ordinal", "move choice in self-play", choices=("ordinal", "epsilon")),
+        "epsilon": Key(float, 0.1, "probability of a random move (exploration = epsilon)", min=0.0,
+                       max=1.0),
+        "exploration_floor": Key(float, 0.05, "minimum of e = t / T in the ordinal distribution",
+                                 min=0.0, max=1.0),
+        "max_nodes": Key(int, 2_000_000, "memory cap of one game's search tree (states)", min=16),
+    },
+    "training": {
+        "replay_games": Key(int, 100, "replay window mu: examples of the last mu games", min=1),
+        "sample_fraction": Key(float, 0.04, "sigma: fraction of the memory sampled per update",
+                               min=0.0, max=1.0),
+        "min_sample": Key(int, 128, "at least this many examples per update", min=1),
+        "batch_size": Key(int, 128, "minibatch size", min=1),
+        "learning_rate": Key(float, 1e-3, "Adam learning rate", min=0.0),
+        "augment": Key(bool, True, "augment with the game's exact symmetries"),
+    },
+    "run": {
+        "population": Key(int, 2, "networks trained independently (seeds seed, seed+1, ...)", min=1),
+        "budget": Key(str, "10m", "training time of each network (s/m/h/d)"),
+        "milestones": Key(str, "3m,10m", "named checkpoints, comma separated durations"),
+        "workers": Key(int, 1, "population members trained in parallel processes", min=1),
+        "threads": Key(int, 1, "TensorFlow threads per worker process", min=1),
     },
 }
 
@@ -66,10 +99,18 @@ def load_config(path: str | Path) -> dict[str, dict[str, Any]]:
             if spec is None:
                 raise ConfigError(f"{path}: unknown key '{section}.{key}' "
                                   f"(known: {', '.join(SCHEMA[section])})")
-            if spec.type is int and isinstance(v, bool) or not isinstance(v, spec.type):
+            if spec.type is float and isinstance(v, int) and not isinstance(v, bool):
+                v = float(v)
+                value[key] = v
+            if (spec.type in (int, float) and isinstance(v, bool)) or not isinstance(v, spec.type):
                 raise ConfigError(f"{path}: '{section}.{key}' must be {spec.type.__name__}, got {v!r}")
             if spec.min is not None and v < spec.min:
                 raise ConfigError(f"{path}: '{section}.{key}' must be >= {spec.min}, got {v!r}")
+            if spec.max is not None and v > spec.max:
+                raise ConfigError(f"{path}: '{section}.{key}' must be <= {spec.max}, got {v!r}")
+            if spec.choices is not None and v not in spec.choices:
+                raise ConfigError(f"{path}: '{section}.{key}' must be one of "
+                                  f"{', '.join(map(str, spec.choices))}, got {v!r}")
     for section, keys in SCHEMA.items():
         given = raw.get(section, {})
         out[section] = {k: given.get(k, key.default) for k, key in keys.items()}
@@ -79,7 +120,48 @@ def load_config(path: str | Path) -> dict[str, dict[str, Any]]:
         games.load(out["game"]["spec"])
     except GameError as exc:
         raise ConfigError(f"{path}: game.spec: {exc}") from None
+    for key in ("budget", "milestones"):
+        try:
+            parse_durations(out["run"][key])
+        except ValueError as exc:
+            raise ConfigError(f"{path}: 'run.{key}': {exc}") from None
     return out
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text: str) -> float:
+    """'90s', '20m', '1.5h', '70d' (or a plain number of seconds) -> seconds."""
+    t = str(text).strip().lower()
+    try:
+        if t and t[-1] in _UNITS:
+            value = float(t[:-1]) * _UNITS[t[-1]]
+        else:
+            value = float(t)
+    except ValueError:
+        raise ValueError(f"bad duration {text!r} (expected a number with s, m, h or d, e.g. 20m)") from None
+    if value <= 0:
+        raise ValueError(f"duration {text!r} must be positive")
+    return value
+
+
+def parse_durations(text: str) -> list[tuple[str, float]]:
+    """'20d,70d' -> [('20d', 1728000.0), ('70d', 6048000.0)], sorted by duration."""
+    items = [x.strip() for x in str(text).split(",") if x.strip()]
+    if not items:
+        raise ValueError(f"no duration in {text!r}")
+    out = sorted(((x, parse_duration(x)) for x in items), key=lambda p: p[1])
+    return out
+
+
+def describe_schema() -> str:
+    lines = []
+    for section, keys in SCHEMA.items():
+        lines.append(f"[{section}]")
+        for k, key in keys.items():
+            lines.append(f"  {k} = {key.default!r}   # {key.help}")
+    return "\n".join(lines)
 
 
 def all_configs() -> list[tuple[Path, dict]]:

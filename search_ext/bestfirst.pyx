@@ -10,14 +10,15 @@ Values are stored from the FIRST player's point of view (so one table serves bot
 tree survives a change of the player to move); every rule converts to the view it needs. Nothing
 assumes that players alternate: each node records its own player to move.
 """
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memset
 from libc.math cimport fabs
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 import numpy as np
 
 from games._state cimport State
-from games._typedefs cimport action_t, hash_t
+from games._typedefs cimport action_t, hash_t, uint64_t, rng_below, rng_uniform
 from search_ext.evaluators cimport Evaluator, ZeroEvaluator
 
 # Rules ------------------------------------------------------------------------------------------------
@@ -541,3 +542,123 @@ cdef class BestFirstSearch:
         cdef double s = 1.0 if nd.player == 0 else -1.0
         return {"value": s * nd.v, "completion": int(s * nd.c), "resolved": bool(nd.r),
                 "expanded": bool(nd.expanded)}
+
+    # ---- self-play support (Descent training) -------------------------------------------------------
+    cdef int ordinal_choice(self, int root, double e, double epsilon, uint64_t* rng) noexcept nogil:
+        """Edge index of the move to play at `root`: with `epsilon` < 0, the ordinal distribution over
+        the root actions ranked best first by (c, v) in the mover's view,
+        P(rank i) = (e + (1 - e) / (n - i)) * (1 - sum_{j<i} P(rank j)) (i from 0);
+        with `epsilon` >= 0, epsilon-greedy (uniform with probability epsilon, else the best)."""
+        cdef Node* nd = &self.nodes[root]
+        cdef int n = nd.n_edges, i, j, e_best
+        cdef double s = 1.0 if nd.player == 0 else -1.0
+        cdef double u, rest, p
+        if n == 1:
+            return nd.first_edge
+        # rank edges (insertion sort on (c, v), descending, in the mover's view)
+        cdef int* order = <int*>malloc(sizeof(int) * n)
+        cdef int t
+        for i in range(n):
+            order[i] = nd.first_edge + i
+        for i in range(1, n):
+            t = order[i]
+            j = i - 1
+            while j >= 0 and self._rank_before(t, order[j], s):
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = t
+        u = rng_uniform(rng)
+        if epsilon >= 0.0:
+            if u < epsilon:
+                t = order[rng_below(rng, n)]
+            else:
+                t = order[0]
+            free(order)
+            return t
+        rest = 1.0
+        t = order[n - 1]
+        for i in range(n):
+            p = (e + (1.0 - e) / (n - i)) * rest
+            if u < p:
+                t = order[i]
+                break
+            u -= p
+            rest -= p
+        free(order)
+        return t
+
+    cdef inline bint _rank_before(self, int e, int f, double s) noexcept nogil:
+        cdef Node* a = &self.nodes[self.edges[e].child]
+        cdef Node* b = &self.nodes[self.edges[f].child]
+        if s * a.c != s * b.c:
+            return s * a.c > s * b.c
+        return s * a.v > s * b.v
+
+    def choose_selfplay_move(self, State state, double e, double epsilon, object rng_state):
+        """The move to play in self-play at the searched ``state`` (see ``ordinal_choice``);
+        ``rng_state`` is a one-element uint64 numpy array, advanced in place."""
+        cdef int root = self.root_of(state)
+        cdef State s
+        if not self.nodes[root].expanded:
+            s = state.clone()
+            if self.expand(s, root) < 0:
+                raise SearchError("cannot expand the root")
+            self.backup(root)
+        cdef uint64_t[::1] r = rng_state
+        return self.edges[self.ordinal_choice(root, e, epsilon, &r[0])].action
+
+    def collect_examples(self, State start):
+        """Tree learning: every state of the tree below ``start`` that was expanded, and every
+        terminal state reached, as ``(planes, value)`` with the value from the point of view of the
+        player to move in that state (terminal states: f_t). Returns float32 arrays
+        ``x`` (n, H, W, C) and ``y`` (n,), in a deterministic order (depth first)."""
+        cdef State s = start.clone()
+        cdef int root = self.root_of(s)
+        cdef long n_nodes = self.n_nodes
+        cdef unsigned char* seen = <unsigned char*>calloc(n_nodes, 1)
+        if seen == NULL:
+            raise MemoryError()
+        cdef long count = 0
+        with nogil:
+            count = self._walk(s, root, seen, NULL, NULL, 0)
+        memset(seen, 0, n_nodes)
+        h, w, c = self.game.planes_shape
+        x = np.zeros((count, h, w, c), dtype=np.float32)
+        y = np.zeros(count, dtype=np.float32)
+        cdef float[:, :, :, ::1] xv = x
+        cdef float[::1] yv = y
+        cdef long filled = 0
+        if count > 0:
+            with nogil:
+                filled = self._walk(s, root, seen, &xv[0, 0, 0, 0], &yv[0], 0)
+        free(seen)
+        return x, y
+
+    cdef long _walk(self, State s, int idx, unsigned char* seen, float* xs, float* ys,
+                    long k) noexcept nogil:
+        """Depth-first walk over the table from `idx` (state `s`); writes examples from slot k on
+        when `xs` is given; returns the new count."""
+        cdef Node* nd = &self.nodes[idx]
+        cdef int e
+        cdef double v
+        if seen[idx]:
+            return k
+        seen[idx] = 1
+        if s._terminal:
+            if xs != NULL:
+                s.encode(xs + k * self.enc_size)
+                v = s.terminal_value()
+                ys[k] = <float>(v if s._player == 0 else -v)
+            return k + 1
+        if not nd.expanded:
+            return k
+        if xs != NULL:
+            s.encode(xs + k * self.enc_size)
+            ys[k] = nd.v if s._player == 0 else -nd.v
+        k += 1
+        for e in range(nd.first_edge, nd.first_edge + nd.n_edges):
+            s.apply(self.edges[e].action)
+            k = self._walk(s, self.edges[e].child, seen, xs, ys, k)
+            s.undo()
+            nd = &self.nodes[idx]
+        return k

@@ -1,0 +1,218 @@
+"""The value network: a residual CNN over the game's planes with a tanh output, trained with MSE.
+
+Inference inside the search goes through one fixed-signature ``tf.function`` (no retracing, no
+``model.predict``), called once per expansion with the batch of encoded children.
+
+Files are HDF5 written under a temporary name and renamed, and read without executing code:
+* ``save_state``/``load_state``: weights, optimizer variables and a JSON metadata record in one file
+  (the rolling "latest" state used to resume);
+* ``save_weights``/``load_weights``: weights only (milestone checkpoints; metadata in a JSON beside).
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from games.errors import GameError
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+class CheckpointError(GameError):
+    """A missing, truncated or incompatible checkpoint file."""
+
+
+def configure_threads(threads: int) -> None:
+    """Limit TensorFlow's thread pools (call before building any model)."""
+    import tensorflow as tf
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(threads)
+    except RuntimeError:
+        pass        # already initialised in this process
+
+
+def build_model(planes_shape, filters: int = 32, blocks: int = 2, head_units: int = 64,
+                seed: int = 0):
+    """Residual CNN: a 3x3 stem, ``blocks`` residual blocks of two 3x3 convolutions, then a dense
+    head ending in one tanh unit."""
+    import keras
+    from keras import layers
+    keras.utils.set_random_seed(seed)
+    init = keras.initializers.HeNormal(seed=seed)
+    inp = keras.Input(tuple(planes_shape), name="planes")
+    x = layers.Conv2D(filters, 3, padding="same", activation="relu", kernel_initializer=init,
+                      name="stem")(inp)
+    for i in range(blocks):
+        y = layers.Conv2D(filters, 3, padding="same", activation="relu", kernel_initializer=init,
+                          name=f"block{i}_a")(x)
+        y = layers.Conv2D(filters, 3, padding="same", kernel_initializer=init, name=f"block{i}_b")(y)
+        x = layers.Activation("relu", name=f"block{i}_out")(layers.Add(name=f"block{i}_add")([x, y]))
+    x = layers.Conv2D(2, 1, activation="relu", kernel_initializer=init, name="head_conv")(x)
+    x = layers.Flatten(name="head_flat")(x)
+    x = layers.Dense(head_units, activation="relu", kernel_initializer=init, name="head_dense")(x)
+    out = layers.Dense(1, activation="tanh", name="value")(x)
+    return keras.Model(inp, out, name="value_net")
+
+
+def make_optimizer(model, learning_rate: float):
+    import keras
+    opt = keras.optimizers.Adam(learning_rate=learning_rate)
+    opt.build(model.trainable_variables)
+    return opt
+
+
+class Inference:
+    """Fast exact inference: ``inference(batch) -> values`` (float32, shape (n,))."""
+
+    def __init__(self, model):
+        import tensorflow as tf
+        self.model = model
+        shape = model.input_shape[1:]
+        self._fn = tf.function(lambda x: model(x, training=False),
+                               input_signature=[tf.TensorSpec((None, *shape), tf.float32)],
+                               reduce_retracing=True)
+        self.calls = 0
+        self.states = 0
+
+    def __call__(self, batch: np.ndarray) -> np.ndarray:
+        self.calls += 1
+        self.states += len(batch)
+        return self._fn(batch).numpy().reshape(-1)
+
+    def evaluator(self):
+        from search_ext.evaluators import CallableEvaluator
+        return CallableEvaluator(self, self.model.input_shape[1:])
+
+
+def make_train_step(model, optimizer):
+    """A compiled training step on one batch: returns the MSE loss."""
+    import tensorflow as tf
+
+    @tf.function(reduce_retracing=True)
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            pred = tf.reshape(model(x, training=True), [-1])
+            loss = tf.reduce_mean(tf.square(pred - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+    return step
+
+
+# ---- files ----------------------------------------------------------------------------------------
+
+def atomic_path(path: Path) -> Path:
+    return path.with_name(f".{path.name}.tmp{os.getpid()}")
+
+
+def _fsync_replace(tmp: Path, path: Path) -> None:
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    try:
+        dfd = os.open(path.parent, os.O_RDONLY)
+        os.fsync(dfd)
+        os.close(dfd)
+    except OSError:
+        pass
+
+
+def _write_vars(group, variables) -> None:
+    for i, v in enumerate(variables):
+        group.create_dataset(f"{i:04d}", data=np.asarray(v.numpy() if hasattr(v, "numpy") else v))
+
+
+def _read_vars(group, variables, path: Path, what: str) -> None:
+    keys = sorted(group.keys())
+    if len(keys) != len(variables):
+        raise CheckpointError(f"{path}: {what} holds {len(keys)} arrays, the model needs {len(variables)} "
+                              f"(different network size?)")
+    for k, v in zip(keys, variables):
+        arr = group[k][()]
+        if tuple(arr.shape) != tuple(v.shape):
+            raise CheckpointError(f"{path}: {what} array {k} has shape {arr.shape}, expected "
+                                  f"{tuple(v.shape)} (different network size?)")
+        v.assign(arr)
+
+
+def save_state(path: Path, model, optimizer, meta: dict) -> None:
+    """Weights, optimizer variables and metadata in one HDF5 file, atomically."""
+    path = Path(path)
+    tmp = atomic_path(path)
+    with h5py.File(tmp, "w") as f:
+        f.attrs["format"] = "descent-state-1"
+        f.attrs["meta"] = json.dumps(meta)
+        _write_vars(f.create_group("weights"), model.weights)
+        if optimizer is not None:
+            _write_vars(f.create_group("optimizer"), optimizer.variables)
+    _fsync_replace(tmp, path)
+
+
+def read_meta(path: Path) -> dict:
+    path = Path(path)
+    try:
+        with h5py.File(path, "r") as f:
+            if f.attrs.get("format") != "descent-state-1":
+                raise CheckpointError(f"{path}: not a descent state file")
+            return json.loads(f.attrs["meta"])
+    except FileNotFoundError:
+        raise CheckpointError(f"{path}: checkpoint not found") from None
+    except (OSError, KeyError, ValueError) as exc:
+        raise CheckpointError(f"{path}: corrupt or truncated checkpoint ({exc})") from None
+
+
+def load_state(path: Path, model, optimizer) -> dict:
+    """Restore what ``save_state`` wrote; returns the metadata. Raises ``CheckpointError``."""
+    path = Path(path)
+    meta = read_meta(path)
+    try:
+        with h5py.File(path, "r") as f:
+            _read_vars(f["weights"], model.weights, path, "weights")
+            if optimizer is not None and "optimizer" in f:
+                _read_vars(f["optimizer"], optimizer.variables, path, "optimizer state")
+    except CheckpointError:
+        raise
+    except (OSError, KeyError, ValueError) as exc:
+        raise CheckpointError(f"{path}: corrupt or truncated checkpoint ({exc})") from None
+    return meta
+
+
+def save_weights(path: Path, model, meta: dict) -> None:
+    """A milestone checkpoint: weights (HDF5) and metadata (JSON beside it), both atomically."""
+    path = Path(path)
+    tmp = atomic_path(path)
+    with h5py.File(tmp, "w") as f:
+        f.attrs["format"] = "descent-weights-1"
+        f.attrs["meta"] = json.dumps(meta)
+        _write_vars(f.create_group("weights"), model.weights)
+    _fsync_replace(tmp, path)
+    write_json(path.with_suffix("").with_suffix(".json"), meta)
+
+
+def load_weights(path: Path, model) -> dict:
+    path = Path(path)
+    try:
+        with h5py.File(path, "r") as f:
+            if f.attrs.get("format") != "descent-weights-1":
+                raise CheckpointError(f"{path}: not a descent weights file")
+            meta = json.loads(f.attrs["meta"])
+            _read_vars(f["weights"], model.weights, path, "weights")
+            return meta
+    except CheckpointError:
+        raise
+    except FileNotFoundError:
+        raise CheckpointError(f"{path}: checkpoint not found") from None
+    except (OSError, KeyError, ValueError) as exc:
+        raise CheckpointError(f"{path}: corrupt or truncated checkpoint ({exc})") from None
+
+
+def write_json(path: Path, data: dict) -> None:
+    path = Path(path)
+    tmp = atomic_path(path)
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
+    _fsync_replace(tmp, path)

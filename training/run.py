@@ -1,0 +1,200 @@
+"""A training run: a population of members trained independently, resumable, one run per directory.
+
+Layout of a run directory (``checkpoints/<game>`` by default)::
+
+    run.json                      game, config, seed: what this run is (checked on every rerun)
+    .lock                         held (flock) while a process trains this run
+    member_NN/latest.h5           rolling state: weights, optimizer, counters, RNG (resume point)
+    member_NN/milestone_<D>.weights.h5 + .json    named checkpoints (e.g. 20d and 70d)
+    member_NN/replay/g<GAME>.h5   replay buffer, one file per game (see training.replay)
+    member_NN/log.jsonl           one line per game; member_NN/tensorboard/: TensorBoard scalars
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import multiprocessing as mp
+import os
+import re
+import threading
+from pathlib import Path
+
+from games.errors import GameError
+from training.trainer import MemberJob, member_dir, train_member
+
+DEFAULT_ROOT = Path(__file__).resolve().parent.parent / "checkpoints"
+
+
+class RunError(GameError):
+    """A run directory that is locked, or was created for something else."""
+
+
+def default_run_dir(game_spec: str) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", game_spec.replace("=", "-")).strip("_")
+    return DEFAULT_ROOT / safe
+
+
+class RunLock:
+    """An exclusive lock on a run directory, released when the process ends (even by SIGKILL)."""
+
+    def __init__(self, run_dir: Path):
+        self.path = Path(run_dir) / ".lock"
+        self.fd = None
+
+    def __enter__(self):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self.fd)
+            self.fd = None
+            raise RunError(f"{self.path.parent}: another process is training this run "
+                           f"(lock {self.path} is held); wait for it or stop it") from None
+        os.ftruncate(self.fd, 0)
+        os.write(self.fd, str(os.getpid()).encode())
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+
+
+def check_run(run_dir: Path, game: str, config: dict, seed: int) -> None:
+    """Create ``run.json`` or check that the run directory belongs to this game, config and seed."""
+    from training.network import write_json
+    path = Path(run_dir) / "run.json"
+    record = {"game": game, "config": config, "seed": seed, "format": "descent-run-1"}
+    if path.exists():
+        try:
+            old = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise RunError(f"{path}: unreadable run record ({exc})") from None
+        for key in ("game", "seed", "config"):
+            if old.get(key) != record[key]:
+                what = key if key != "config" else "configuration (network, selfplay, training)"
+                raise RunError(f"{run_dir}: this run was started with another {what}; "
+                               f"continue it with the same settings or choose another --out")
+        return
+    write_json(path, record)
+
+
+def training_config(cfg: dict) -> dict:
+    """The parts of a config that define a network's training (a rerun must not change them)."""
+    return {k: cfg[k] for k in ("network", "selfplay", "training")}
+
+
+def _worker(job: MemberJob, queue):
+    def report(rec):
+        queue.put(rec)
+    try:
+        return train_member(job, report)
+    except Exception as exc:          # surfaced by the driver with the member named
+        raise RuntimeError(f"member {job.member}: {type(exc).__name__}: {exc}") from None
+
+
+def run_training(game: str, cfg: dict, population: int, budget: float, milestones, workers: int,
+                 run_dir: Path, seed: int, threads: int = 1, progress: bool = True,
+                 max_games: int = 0, echo=print) -> list[dict]:
+    """Train (or continue training) every member of the population; returns their counters."""
+    run_dir = Path(run_dir)
+    tcfg = training_config(cfg)
+    with RunLock(run_dir):
+        check_run(run_dir, game, tcfg, seed)
+        jobs = [MemberJob(str(run_dir), i, game, tcfg, budget, list(milestones), seed + i,
+                          threads=threads if workers > 1 else max(threads, 1), max_games=max_games)
+                for i in range(population)]
+        from tqdm import tqdm
+        total = population * budget
+        done = {i: _member_seconds(run_dir, i) for i in range(population)}
+        bar = tqdm(total=round(total), initial=round(min(total, sum(done.values()))), unit="s",
+                   desc=f"training {population} net(s) of {game}", disable=not progress,
+                   bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} s of training [{elapsed}<{remaining}]")
+
+        def on_record(rec):
+            i = rec["member"]
+            new = min(rec["train_seconds"], budget)
+            bar.update(max(0, round(new) - round(min(done[i], budget))))
+            done[i] = new
+            next_ms = [n for n, s in milestones if s > rec["train_seconds"]]
+            msg = (f"member {i} game {rec['game']}: {rec['plies']} plies, result {rec['result']:+d}, "
+                   f"{rec['examples']} examples, loss {rec['loss']:.4f}, value error "
+                   f"{rec['value_error']:.3f}, {rec['seconds']:.1f} s; trained "
+                   f"{rec['train_seconds']:.0f}/{budget:.0f} s"
+                   + (f", next milestone {next_ms[0]}" if next_ms else ""))
+            if progress:
+                bar.write(msg)
+            else:
+                echo(msg)
+
+        results = []
+        try:
+            if workers <= 1:
+                for job in jobs:
+                    results.append(train_member(job, on_record))
+            else:
+                ctx = mp.get_context("spawn")
+                manager = ctx.Manager()
+                queue = manager.Queue()
+                stop = threading.Event()
+
+                def pump():
+                    while not stop.is_set():
+                        try:
+                            rec = queue.get(timeout=0.2)
+                        except Exception:
+                            continue
+                        on_record(rec)
+
+                t = threading.Thread(target=pump, daemon=True)
+                t.start()
+                with ctx.Pool(min(workers, population)) as pool:
+                    results = pool.starmap(_worker, [(job, queue) for job in jobs])
+                stop.set()
+                t.join()
+                while not queue.empty():
+                    on_record(queue.get())
+                manager.shutdown()
+        finally:
+            bar.close()
+        return results
+
+
+def _member_seconds(run_dir: Path, member: int) -> float:
+    from training.network import CheckpointError, read_meta
+    path = member_dir(run_dir, member) / "latest.h5"
+    if not path.exists():
+        return 0.0
+    try:
+        return float(read_meta(path)["counters"]["train_seconds"])
+    except (CheckpointError, KeyError):
+        return 0.0
+
+
+def list_checkpoints(root: Path, game: str | None = None) -> list[dict]:
+    """Every milestone checkpoint under ``root`` (run directories), optionally of one game."""
+    rows = []
+    root = Path(root)
+    runs = [root] if (root / "run.json").exists() else sorted(p.parent for p in root.glob("*/run.json"))
+    for run in runs:
+        try:
+            rec = json.loads((run / "run.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if game is not None and rec.get("game") != game and rec.get("game", "").split("(")[0] != game:
+            continue
+        found = []
+        for mj in run.glob("member_*/milestone_*.json"):
+            try:
+                meta = json.loads(mj.read_text())
+            except (OSError, ValueError):
+                continue
+            weights = mj.with_suffix(".weights.h5")
+            found.append({"run": str(run), "game": meta.get("game"), "member": meta.get("member"),
+                         "milestone": meta.get("milestone"), "games": meta.get("games"),
+                         "train_seconds": meta.get("train_seconds"), "path": str(weights),
+                         "exists": weights.exists(), "_key": meta.get("milestone_seconds", 0)})
+        found.sort(key=lambda r: (r["member"], r["_key"]))
+        rows.extend({k: v for k, v in r.items() if k != "_key"} for r in found)
+    return rows
