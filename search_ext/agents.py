@@ -40,7 +40,8 @@ _BUDGET = {
     "seed": Key(int, 0, "random seed"),
 }
 _EVAL = {
-    "eval": Key(str, "zero", "leaf evaluator", ("zero", "playout")),
+    "eval": Key(str, "zero", "leaf evaluator (net=PATH overrides it)", ("zero", "playout")),
+    "net": Key(str, None, "value network checkpoint (.weights.h5 or latest.h5) as leaf evaluator"),
     "playouts": Key(int, 15, "random playouts per leaf (eval=playout)"),
     "playout_cap": Key(int, 100, "ply cap of a playout (a capped playout counts as a draw)"),
 }
@@ -53,6 +54,10 @@ _MINIBAL = {**_UBFM,
 _AB = {"time": _BUDGET["time"], "depth": Key(int, None, "maximum depth"),
        "nodes": Key(int, None, "node budget per move (reproducible)"), "seed": _BUDGET["seed"],
        **_EVAL}
+# seed 002: predictive *-minimax and the noise-based imperfect player (search_ext/predictive_agents.py)
+_STAR = {"depth": Key(int, None, "search depth in plies (2 when no budget is given)"),
+         "time": _BUDGET["time"], "nodes": Key(int, None, "node budget per move (reproducible)"),
+         "seed": _BUDGET["seed"], **_EVAL}
 
 ALGORITHMS: dict[str, tuple[str, dict[str, Key]]] = {
     "minimax": ("Unbounded Minimax with completion (UBFM)", _UBFM),
@@ -64,7 +69,15 @@ ALGORITHMS: dict[str, tuple[str, dict[str, Key]]] = {
               "max_nodes": Key(int, 4_000_000, "memory cap of the tree")}),
     "alphabeta": ("alpha-beta, iterative deepening, transposition table, move ordering", _AB),
     "hybrid": ("Hybrid Minimax-MCTS: alpha-beta valuing leaves by k random playouts",
-               {**_AB, "eval": Key(str, "playout", "leaf evaluator", ("playout",))}),
+               {**{k: v for k, v in _AB.items() if k != "net"},
+                "eval": Key(str, "playout", "leaf evaluator", ("playout",))}),
+    "predictive": ("predictive *-minimax (seed 002): opponent nodes = PS-weighted mean of sorted children",
+                   {"ps": Key(float, 0.5, "predicted opponent strength in [0, 1] (1: minimax)"),
+                    "star": Key(str, "first", "opponent nodes averaged: first turn or all", ("first", "all")),
+                    **_STAR}),
+    "noisy": ("noise-based imperfect player (seed 002): minimax value / scale + uniform [0, noise]",
+              {"noise": Key(float, 0.5, "noise range S (0: minimax)"),
+               "scale": Key(float, 2.0, "divide the values by this before adding noise"), **_STAR}),
     "random": ("uniformly random legal moves", {"seed": _BUDGET["seed"]}),
     "gaussian": ("Gaussian difficulty selection over a base algorithm's root values (seed 003)",
                  {"level": Key(str, "medium", "preset (mu, sigma)", ("easy", "medium", "hard", "custom")),
@@ -139,6 +152,10 @@ def parse_agent(text: str) -> tuple[str, dict]:
         if opts["sigma"] is not None and opts["sigma"] <= 0:
             raise AgentSpecError(f"agent {text!r}: sigma must be > 0")
         opts["base_options"] = base_opts
+    if name == "predictive" and not 0.0 <= opts["ps"] <= 1.0:
+        raise AgentSpecError(f"agent {text!r}: ps must be in [0, 1]")
+    if name == "noisy" and (opts["noise"] < 0 or opts["scale"] <= 0):
+        raise AgentSpecError(f"agent {text!r}: noise must be >= 0 and scale > 0")
     for k in ("time",):
         if opts.get(k) is not None and opts[k] <= 0:
             raise AgentSpecError(f"agent {text!r}: {k} must be > 0")
@@ -169,10 +186,18 @@ def make_agent(text: str, game) -> "Agent":
         return MCTSAgent(info, text, opts)
     if name in ("alphabeta", "hybrid"):
         return AlphaBetaAgent(info, text, opts)
+    if name in ("predictive", "noisy"):
+        from search_ext.predictive_agents import make_star_agent
+        return make_star_agent(name, info, text, opts)
     return BestFirstAgent(info, text, opts, name)
 
 
-def _evaluator(opts: dict, seed: int):
+def _evaluator(opts: dict, seed: int, game=None):
+    if opts.get("net"):
+        from training.network import Inference, load_network
+        model, _ = load_network(opts["net"], game)
+        inf = opts.setdefault("_inference", Inference(model))
+        return inf.evaluator()
     if opts.get("eval", "zero") == "playout":
         return PlayoutEvaluator(opts["playouts"], opts["playout_cap"], False, seed)
     return ZeroEvaluator()
@@ -238,7 +263,7 @@ class BestFirstAgent(Agent):
         rule = self.name if self.name in ("minibal_n", "minibal_plus") else "minimax"
         self.search = BestFirstSearch(
             self.game, rule=rule, descent=self.name == "descent",
-            evaluator=_evaluator(self.opts, self.seed), decision=self.opts["decision"],
+            evaluator=_evaluator(self.opts, self.seed, self.game), decision=self.opts["decision"],
             take_proven_wins=self.opts.get("proven_wins", False),
             proven_win_depth=self.opts.get("proven_depth", -1), max_nodes=self.opts["max_nodes"])
 
@@ -276,7 +301,7 @@ class AlphaBetaAgent(Agent):
 
     def reset(self, seed=None):
         super().reset(seed)
-        self.search = AlphaBeta(self.game, _evaluator(self.opts, self.seed))
+        self.search = AlphaBeta(self.game, _evaluator(self.opts, self.seed, self.game))
 
     def _ab_budget(self) -> dict:
         t, d, n = self.opts.get("time"), self.opts.get("depth"), self.opts.get("nodes")

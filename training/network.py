@@ -216,3 +216,40 @@ def write_json(path: Path, data: dict) -> None:
     tmp = atomic_path(path)
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
     _fsync_replace(tmp, path)
+
+
+_NET_CACHE: dict = {}
+
+
+def load_network(path, game_info=None):
+    """Build the model described by a checkpoint's metadata and load its weights.
+
+    ``path`` is a milestone ``.weights.h5`` or a rolling ``latest.h5`` state. Cached per process.
+    Returns ``(model, meta)``; raises ``CheckpointError`` naming the file.
+    """
+    path = Path(path)
+    key = (str(path.resolve()), path.stat().st_mtime_ns if path.exists() else 0)
+    if key in _NET_CACHE:
+        return _NET_CACHE[key]
+    try:
+        with h5py.File(path, "r") as f:
+            fmt = f.attrs.get("format")
+            meta = json.loads(f.attrs["meta"])
+    except FileNotFoundError:
+        raise CheckpointError(f"{path}: network checkpoint not found") from None
+    except (OSError, KeyError, ValueError) as exc:
+        raise CheckpointError(f"{path}: corrupt or truncated checkpoint ({exc})") from None
+    net_cfg = meta.get("network") or meta.get("config", {}).get("network")
+    if fmt not in ("descent-weights-1", "descent-state-1") or net_cfg is None:
+        raise CheckpointError(f"{path}: not a descent network checkpoint")
+    if game_info is not None and meta.get("game") != game_info.spec:
+        raise CheckpointError(f"{path}: a network of {meta.get('game')}, not of {game_info.spec}")
+    import games
+    shape = tuple(meta.get("planes_shape") or games.load(meta["game"]).planes_shape)
+    model = build_model(shape, net_cfg["filters"], net_cfg["blocks"], net_cfg["head_units"])
+    if fmt == "descent-weights-1":
+        load_weights(path, model)
+    else:
+        load_state(path, model, None)
+    _NET_CACHE[key] = (model, meta)
+    return model, meta
