@@ -308,6 +308,155 @@ def checkpoints(game, root):
                    f"{r['train_seconds']:>10.0f}  {r['path']}{'' if r['exists'] else ' (missing)'}")
 
 
+def _run_dir(game_spec, run):
+    from training.run import default_run_dir
+    return run or default_run_dir(game_spec)
+
+
+def _print_pools(pools):
+    click.echo(f"{'rank':>4} {'net':<12} {'score':>6} {'games':>6} {'Elo (95%)':>16}")
+    for r in pools["ranking"]:
+        click.echo(f"{r['rank']:>4} {r['net']:<12} {r['score']:>6.3f} {r['games']:>6} "
+                   f"{r['elo']:>+8.0f} ± {r['elo_radius']:<5.0f}")
+    click.echo("high-level pool (final checkpoints): " + ", ".join(h["net"] for h in pools["high"]))
+    click.echo("low-level pool (early checkpoints):  " + ", ".join(h["net"] for h in pools["low"]))
+    for c in pools.get("early_vs_final", []):
+        click.echo(f"  {c['early']} vs {c['final']}: early gain {100 * c['early_gain']:+.0f}% "
+                   f"± {100 * c['early_gain_radius']:.0f} over {c['games']} games -> "
+                   f"{'weaker, as expected' if c['early_weaker'] else 'NOT weaker'}")
+
+
+@cli.command()
+@click.argument("game")
+@click.option("--run", "run", type=click.Path(file_okay=False), default=None,
+              help="Training run directory (default: checkpoints/<game>).")
+@click.option("--agent", default="minimax:time=1,decision=safe", show_default=True,
+              help="The agent every network plays with.")
+@click.option("--games-per-pair", type=click.IntRange(1), default=2, show_default=True)
+@click.option("--opening-plies", type=click.IntRange(0), default=0, show_default=True,
+              help="Random opening plies for diversity.")
+@click.option("--workers", type=click.IntRange(1), default=1, show_default=True)
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+def rank(game, run, agent, games_per_pair, opening_plies, workers, seed):
+    """Round-robin tournament of the final networks; split them into high and low pools."""
+    from descent.tournament import rank as do_rank
+    info = _load(game)
+    run_dir = _run_dir(info.spec, run)
+    pools = do_rank(run_dir, info.spec, agent, games_per_pair, opening_plies, workers, seed)
+    _print_pools(pools)
+    click.echo(f"pools written to {run_dir}/pools.json; results in {run_dir}/results.db")
+
+
+@cli.command()
+@click.argument("game")
+@click.option("--run", "run", type=click.Path(file_okay=False), default=None)
+@click.option("--algorithms", default="minimax,minibal_n,minibal_plus", show_default=True,
+              help="Comma-separated algorithm names under test.")
+@click.option("--algorithm", "extra_algorithms", multiple=True, metavar="SPEC",
+              help="An algorithm with options, e.g. minibal_plus:proven_wins=true (repeatable).")
+@click.option("--times", default="0.01,0.1,0.5,1", show_default=True,
+              help="Search times per move (s), comma separated.")
+@click.option("--iterations", default=None, help="Iteration budgets instead of times (reproducible).")
+@click.option("--opponent", type=click.Choice(["pool", "mcts"]), default="pool", show_default=True)
+@click.option("--opponent-time", default="1", show_default=True,
+              help="The opponent's budget: seconds, or iterations=N.")
+@click.option("--games-per-pair", type=click.IntRange(1), default=2, show_default=True)
+@click.option("--workers", type=click.IntRange(1), default=1, show_default=True)
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+def evaluate(game, run, algorithms, extra_algorithms, times, iterations, opponent, opponent_time,
+             games_per_pair, workers, seed):
+    """Balanced players (high nets) against the low pool or MCTS, at each search budget."""
+    from descent.tournament import evaluate as do_evaluate
+    info = _load(game)
+    run_dir = _run_dir(info.spec, run)
+    algs = [a.strip() for a in algorithms.split(",") if a.strip()] + list(extra_algorithms)
+    if iterations:
+        budgets = [f"iterations={int(x)}" for x in iterations.split(",") if x.strip()]
+    else:
+        budgets = [x.strip() for x in times.split(",") if x.strip()]
+    try:
+        n = do_evaluate(run_dir, info.spec, algs, budgets, opponent, opponent_time, games_per_pair,
+                        workers, seed)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    click.echo(f"{n} match(es) played; results in {run_dir}/results.db; `descent report --run {run_dir}`")
+
+
+@cli.command()
+@click.option("--run", "runs", multiple=True, type=click.Path(file_okay=False),
+              help="Run directories (default: every run under checkpoints/).")
+@click.option("--game", "games_", multiple=True, help="Only these games.")
+@click.option("--out", "out", type=click.Path(file_okay=False), default=None,
+              help="Report directory (default: <first run>/report).")
+def report(runs, games_, out):
+    """Tables (gain, W/D/L, score with 95% radii), figures and CSV of the evaluations."""
+    from pathlib import Path
+    from descent.report import make_report
+    from training.run import DEFAULT_ROOT
+    dbs = [Path(r) / "results.db" for r in runs] if runs else sorted(DEFAULT_ROOT.glob("*/results.db"))
+    missing = [str(d) for d in dbs if not d.exists()]
+    if missing:
+        raise UserError(f"no results database: {', '.join(missing)} (run `descent evaluate` first)")
+    if not dbs:
+        raise UserError(f"no results database under {DEFAULT_ROOT}")
+    specs = [_load(g).spec for g in games_] or None
+    out_dir = out or (Path(runs[0]) if runs else DEFAULT_ROOT) / "report"
+    rep = make_report(dbs, out_dir, specs)
+    if not rep["records"]:
+        raise UserError("no evaluation results to report (run `descent evaluate` first)")
+    click.echo(rep["table"])
+    click.echo(f"report: {rep['out']}/table.txt, results.csv and {len(rep['figures'])} figure(s)")
+
+
+@cli.command()
+@click.argument("game", default="reversi(size=6)")
+@click.option("--population", type=click.IntRange(2), default=4, show_default=True)
+@click.option("--budget", default="2m", show_default=True, help="Training time of each network.")
+@click.option("--milestones", default="30s,2m", show_default=True, help="Early and final checkpoints.")
+@click.option("--workers", type=click.IntRange(1), default=2, show_default=True)
+@click.option("--rank-agent", default="minimax:time=0.1,decision=safe", show_default=True)
+@click.option("--algorithms", default="minimax,minibal_n,minibal_plus", show_default=True)
+@click.option("--times", default="0.02,0.05,0.2", show_default=True)
+@click.option("--iterations", default=None, help="Iteration budgets instead of times.")
+@click.option("--opponent-time", default="0.05", show_default=True)
+@click.option("--out", "out", type=click.Path(file_okay=False), default=None)
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+def pipeline(game, population, budget, milestones, workers, rank_agent, algorithms, times, iterations,
+             opponent_time, out, seed):
+    """The whole protocol on one game, small: train a population, rank it, evaluate the balancing
+    algorithms, report. Every stage resumes where it stopped when the command is rerun."""
+    from pathlib import Path
+    from descent.config import default_config_path, load_config, parse_duration, parse_durations
+    from descent.report import make_report
+    from descent.tournament import evaluate as do_evaluate, rank as do_rank
+    from training.run import run_training
+    info = _load(game)
+    cfg = load_config(default_config_path(info.spec))
+    try:
+        budget_s, ms = parse_duration(budget), parse_durations(milestones)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if len(ms) < 2:
+        raise UserError("the pipeline needs two milestones: an early and a final checkpoint")
+    run_dir = Path(_run_dir(info.spec, out))
+    click.echo(f"[1/4] training {population} networks of {info.spec} for {budget} each in {run_dir}")
+    run_training(info.spec, cfg, population, budget_s, ms, workers, run_dir, seed,
+                 threads=cfg["run"]["threads"])
+    click.echo(f"[2/4] ranking them ({rank_agent})")
+    pools = do_rank(run_dir, info.spec, rank_agent, 2, 0, workers, seed)
+    _print_pools(pools)
+    algs = [a.strip() for a in algorithms.split(",") if a.strip()]
+    budgets = ([f"iterations={int(x)}" for x in iterations.split(",")] if iterations
+               else [x.strip() for x in times.split(",")])
+    click.echo(f"[3/4] evaluating {', '.join(algs)} at {', '.join(budgets)} against the low pool")
+    do_evaluate(run_dir, info.spec, algs, budgets, "pool", opponent_time, 2, workers, seed)
+    click.echo("[4/4] report")
+    rep = make_report([run_dir / "results.db"], run_dir / "report", [info.spec])
+    click.echo(rep["table"])
+    click.echo(f"report written to {rep['out']} (table.txt, results.csv, figures "
+               f"{', '.join(Path(f).name for f in rep['figures'])})")
+
+
 @cli.command()
 def algorithms():
     """List the search algorithms an agent can use, with their keys and defaults."""

@@ -37,15 +37,24 @@ def game_seed(match_seed: int, index: int) -> int:
     return (match_seed * 1_000_003 + index * 7919 + 1) & 0x7FFFFFFF
 
 
-def play_game(game, agent_a, agent_b, index: int, seed: int) -> GameRecord:
-    """Play one game; agent A moves first when ``index`` is even."""
+def play_game(game, agent_a, agent_b, index: int, seed: int, a_first: bool | None = None,
+              opening_plies: int = 0) -> GameRecord:
+    """Play one game; agent A moves first when ``index`` is even (or as ``a_first`` says). The
+    first ``opening_plies`` plies are uniformly random (seeded), for diversity between games."""
+    import random
     info = games.load(game)
     state = info.new_state()
-    a_first = index % 2 == 0
+    if a_first is None:
+        a_first = index % 2 == 0
     agent_a.reset(game_seed(seed, index))
     agent_b.reset(game_seed(seed, index) + 17)
     seats = (agent_a, agent_b) if a_first else (agent_b, agent_a)
     rec = GameRecord(index, a_first)
+    rng = random.Random(game_seed(seed, index) + 31)
+    while opening_plies > 0 and not state.is_game_over() and state.ply < opening_plies:
+        action = rng.choice(state.legal_actions_list())
+        rec.moves.append(state.move_to_str(action))
+        state.push(action)
     while not state.is_game_over():
         agent = seats[state.to_move]
         t0 = time.perf_counter()
@@ -74,6 +83,37 @@ def _worker_play(args):
     index, seed = args
     a, b = _WORKER["agents"]
     return play_game(_WORKER["game"], a, b, index, seed)
+
+
+_AGENTS: dict = {}
+
+
+def _agent(spec: str, game: str, side: str):
+    key = (spec, game, side)
+    if key not in _AGENTS:
+        _AGENTS[key] = make_agent(spec, game)
+    return _AGENTS[key]
+
+
+def play_task(task: dict) -> tuple[dict, GameRecord]:
+    """Play one match described by plain data: game, agent_a, agent_b, index, seed, a_first,
+    opening_plies (agents are built once per process and reused)."""
+    a = _agent(task["agent_a"], task["game"], "a")
+    b = _agent(task["agent_b"], task["game"], "b")
+    rec = play_game(task["game"], a, b, task["index"], task["seed"], task["a_first"],
+                    task.get("opening_plies", 0))
+    return task, rec
+
+
+def run_tasks(tasks: list[dict], workers: int = 1):
+    """Yield ``(task, record)`` for every task, in completion order (spawned worker processes)."""
+    if workers <= 1 or len(tasks) <= 1:
+        for t in tasks:
+            yield play_task(t)
+        return
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(min(workers, len(tasks))) as pool:
+        yield from pool.imap_unordered(play_task, tasks)
 
 
 def run_match(game: str, spec_a: str, spec_b: str, n_games: int, workers: int = 1, seed: int = 0,

@@ -1,0 +1,122 @@
+"""Match results in SQLite (the standard library's ``sqlite3``): one row per finished match.
+
+Schema (table ``matches``)::
+
+    id           INTEGER PRIMARY KEY
+    match_key    TEXT UNIQUE   -- what the match is: stage|game|agent A|agent B|seat|index|seed
+    stage        TEXT          -- 'rank', 'early_vs_final' or 'evaluate'
+    game         TEXT          -- game spec
+    algorithm    TEXT          -- evaluate: the balancing algorithm under test (else NULL)
+    budget       TEXT          -- evaluate: its budget, e.g. 'time=0.1' or 'iterations=50'
+    agent_a      TEXT          -- full agent spec of A (the player under test / the first net)
+    agent_b      TEXT
+    net_a, net_b TEXT          -- the networks' labels (e.g. 'm03@30m'), NULL without a network
+    a_first      INTEGER       -- 1 when A moved first
+    moves        TEXT          -- the game record in the game's notation, space separated
+    result       INTEGER       -- b_t, first player's point of view
+    score        REAL          -- f_t of the final state, first player's point of view
+    a_result     INTEGER       -- b_t from A's point of view
+    a_score      REAL          -- f_t from A's point of view
+    plies        INTEGER
+    seconds_a    REAL          -- A's thinking time, whole game
+    seconds_b    REAL
+    seed         INTEGER
+    finished     TEXT          -- ISO time
+
+A match is inserted once, when it is finished, in one transaction: a killed run loses only the
+matches in progress, and rerunning skips every key already present (never a duplicate).
+"""
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+
+from games.errors import GameError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS matches (
+    id INTEGER PRIMARY KEY,
+    match_key TEXT NOT NULL UNIQUE,
+    stage TEXT NOT NULL,
+    game TEXT NOT NULL,
+    algorithm TEXT,
+    budget TEXT,
+    agent_a TEXT NOT NULL,
+    agent_b TEXT NOT NULL,
+    net_a TEXT,
+    net_b TEXT,
+    a_first INTEGER NOT NULL,
+    moves TEXT NOT NULL,
+    result INTEGER NOT NULL,
+    score REAL NOT NULL,
+    a_result INTEGER NOT NULL,
+    a_score REAL NOT NULL,
+    plies INTEGER NOT NULL,
+    seconds_a REAL,
+    seconds_b REAL,
+    seed INTEGER,
+    finished TEXT
+);
+CREATE INDEX IF NOT EXISTS matches_stage ON matches (stage, game, algorithm, budget);
+"""
+
+COLUMNS = ("match_key", "stage", "game", "algorithm", "budget", "agent_a", "agent_b", "net_a", "net_b",
+           "a_first", "moves", "result", "score", "a_result", "a_score", "plies", "seconds_a",
+           "seconds_b", "seed", "finished")
+
+
+class ResultsError(GameError):
+    """A results database that cannot be opened or is not one of ours."""
+
+
+class ResultsDB:
+    def __init__(self, path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.conn = sqlite3.connect(self.path, timeout=30)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.executescript(SCHEMA)
+            cols = {r[1] for r in self.conn.execute("PRAGMA table_info(matches)")}
+        except sqlite3.DatabaseError as exc:
+            raise ResultsError(f"{self.path}: not a usable results database ({exc})") from None
+        missing = set(COLUMNS) - cols
+        if missing:
+            raise ResultsError(f"{self.path}: table 'matches' lacks columns {sorted(missing)}")
+
+    def keys(self, stage: str | None = None) -> set:
+        q = "SELECT match_key FROM matches" + (" WHERE stage = ?" if stage else "")
+        return {r[0] for r in self.conn.execute(q, (stage,) if stage else ())}
+
+    def insert(self, row: dict) -> bool:
+        """Insert one finished match; False when its key was already there."""
+        row = dict(row)
+        row.setdefault("finished", time.strftime("%Y-%m-%dT%H:%M:%S"))
+        values = [row.get(c) for c in COLUMNS]
+        with self.conn:
+            cur = self.conn.execute(
+                f"INSERT OR IGNORE INTO matches ({', '.join(COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(COLUMNS))})", values)
+        return cur.rowcount == 1
+
+    def rows(self, stage: str | None = None, game: str | None = None) -> list[dict]:
+        q = f"SELECT {', '.join(COLUMNS)} FROM matches WHERE 1=1"
+        args: list = []
+        if stage:
+            q += " AND stage = ?"
+            args.append(stage)
+        if game:
+            q += " AND game = ?"
+            args.append(game)
+        q += " ORDER BY id"
+        return [dict(zip(COLUMNS, r)) for r in self.conn.execute(q, args)]
+
+    def close(self):
+        self.conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
