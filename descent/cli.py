@@ -458,6 +458,29 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
 
 
 @cli.command()
+@click.argument("game")
+@click.option("--level", type=click.Choice(["easy", "medium", "hard", "balanced", "strongest"]),
+              default="balanced", show_default=True)
+@click.option("--opponent", default=None, metavar="AGENT", help="Any agent spec instead of a level.")
+@click.option("--net", default="best", show_default=True, help="A network checkpoint, best, or none.")
+@click.option("--seat", type=click.Choice(["first", "second"]), default="first", show_default=True)
+@click.option("--time", "think", type=float, default=1.0, show_default=True, help="Seconds per computer move.")
+@click.option("--iterations", type=click.IntRange(1), default=None, help="Iterations per move instead of time.")
+@click.option("--plain", is_flag=True, help="Text lines only, no colours (for screen readers).")
+@click.option("--save", type=click.Path(dir_okay=False), default=None, help="Save the game record here.")
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+def play(game, level, opponent, net, seat, think, iterations, plain, save, seed):
+    """Play GAME against a balanced (or easy, medium, hard, strongest) computer opponent."""
+    from descent.api import Opponent
+    from descent.play import play as run_play
+    info = _load(game)
+    net = None if net.lower() in ("none", "") else net
+    bot = Opponent(info.spec, level=level, net=net, time=think, iterations=iterations, seed=seed,
+                   agent=opponent)
+    run_play(info.spec, bot, 0 if seat == "first" else 1, plain, save)
+
+
+@cli.command()
 def algorithms():
     """List the search algorithms an agent can use, with their keys and defaults."""
     from search_ext.agents import describe_algorithms

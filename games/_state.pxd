@@ -39,7 +39,8 @@ cdef class State:
 
     # Hooks each game implements -----------------------------------------------------------------
     cdef int legal_actions(self, action_t* out) noexcept nogil
-    # Write the legal actions (sorted ascending) to `out` (capacity `num_actions`); return their
+    # Write the legal actions (sorted ascending) to `out` (capacity `game.branching`, i.e. the
+    # fact `max_legal`, or `num_actions` when the game gives none); return their
     # number. Zero exactly when the state is terminal.
     cdef int count_legal_actions(self, action_t* scratch) noexcept nogil
     # The number of legal actions (default: legal_actions into `scratch`); games where it is

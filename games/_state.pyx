@@ -235,8 +235,18 @@ cdef class State:
         from games.outcome import Outcome
         if not self._terminal:
             return None
-        return Outcome.from_result(self._result, self.terminal_value(), self.game.players,
-                                   self._ply >= self.max_plies and self._result == 0)
+        o = Outcome.from_result(self._result, self.terminal_value(), self.game.players,
+                                self._ply >= self.max_plies and self._result == 0)
+        reason = self._termination_reason()
+        if reason:
+            from dataclasses import replace
+            o = replace(o, termination=reason)
+        return o
+
+    def _termination_reason(self):
+        """Why the game ended, in words (e.g. 'checkmate', 'threefold repetition'); games may
+        override it. None: the default ('win', 'draw' or 'ply cap')."""
+        return None
 
     def result(self) -> str:
         """'1-0', '0-1', '1/2-1/2', or '*' while the game goes on."""

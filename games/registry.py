@@ -86,7 +86,13 @@ class GameInfo:
     planes_shape: tuple[int, int, int] = (0, 0, 0)
     symmetries: tuple[int, ...] = (0,)
     score_kind: int = 0
+    max_legal: int = 0               # most legal actions in any state (0: num_actions)
     extra: dict = field(default_factory=dict)
+
+    @property
+    def branching(self) -> int:
+        """An upper bound on the number of legal actions of a state (buffer sizes)."""
+        return self.max_legal or self.num_actions
 
     @property
     def name(self) -> str:

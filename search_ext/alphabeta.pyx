@@ -69,15 +69,15 @@ cdef class AlphaBeta:
         self.evaluator = evaluator if evaluator is not None else ZeroEvaluator()
         self.tt = <TTEntry*>calloc(1 << tt_bits, sizeof(TTEntry))
         self.tt_mask = (1 << tt_bits) - 1
-        self.stride = game.num_actions
+        self.stride = game.branching
         self.history = <unsigned int*>calloc(game.num_actions, sizeof(unsigned int))
         self.moves = <action_t*>malloc(sizeof(action_t) * (game.max_plies + 2) * self.stride)
-        self.values = <float*>malloc(sizeof(float) * 2 * game.num_actions)
-        self.eval_actions = <action_t*>malloc(sizeof(action_t) * game.num_actions)
-        self.eval_index = <int*>malloc(sizeof(int) * game.num_actions)
+        self.values = <float*>malloc(sizeof(float) * 2 * self.stride)
+        self.eval_actions = <action_t*>malloc(sizeof(action_t) * self.stride)
+        self.eval_index = <int*>malloc(sizeof(int) * self.stride)
         h, w, c = game.planes_shape
         self.enc_size = h * w * c
-        self.enc = <float*>malloc(sizeof(float) * game.num_actions * self.enc_size)
+        self.enc = <float*>malloc(sizeof(float) * self.stride * self.enc_size)
         if not (self.tt and self.history and self.moves and self.values and self.eval_actions
                 and self.eval_index and self.enc):
             raise MemoryError()
@@ -89,7 +89,7 @@ cdef class AlphaBeta:
     def reset(self):
         """Clear the transposition table and the history heuristic (between games)."""
         memset(self.tt, 0, sizeof(TTEntry) * (self.tt_mask + 1))
-        memset(self.history, 0, sizeof(unsigned int) * self.stride)
+        memset(self.history, 0, sizeof(unsigned int) * self.game.num_actions)
 
     cdef inline bint out_of_budget(self, int depth) noexcept nogil:
         if self.node_limit > 0 and self.nodes >= self.node_limit:

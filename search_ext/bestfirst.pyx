@@ -114,7 +114,7 @@ cdef class BestFirstSearch:
         self.max_nodes = max_nodes
         h, w, c = game.planes_shape
         self.enc_size = h * w * c
-        n = game.num_actions
+        n = game.branching
         self.scratch = <action_t*>malloc(sizeof(action_t) * n)
         self.eval_actions = <action_t*>malloc(sizeof(action_t) * n)
         self.eval_nodes = <int*>malloc(sizeof(int) * n)

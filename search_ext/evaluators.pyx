@@ -73,7 +73,7 @@ cdef class PlayoutEvaluator(Evaluator):
             if self.buf != NULL:
                 free(self.buf)
             self.buf = <action_t*>malloc(sizeof(action_t) * parent.num_actions)
-            self.buf_cap = parent.num_actions
+            self.buf_cap = parent.num_actions   # playouts are rare enough to afford the full space
         for i in range(n):
             parent.apply(actions[i])
             mover = parent._player

@@ -53,7 +53,7 @@ cdef class MCTS:
         self.c = c
         self.max_nodes = max_nodes
         self.rng = seed * 0x9E3779B97F4A7C15ULL + 1
-        self.buf = <action_t*>malloc(sizeof(action_t) * game.num_actions)
+        self.buf = <action_t*>malloc(sizeof(action_t) * game.branching)
         self.path_cap = game.max_plies + 2
         self.path = <int*>malloc(sizeof(int) * self.path_cap)
         self.cap = 1024

@@ -36,7 +36,7 @@ class _StarAgent(Agent):
     def reset(self, seed=None):
         super().reset(seed)
         self.rng = random.Random(self.seed)
-        self.search = StarMinimax(self.game, _evaluator(self.opts, self.seed), self._ps(),
+        self.search = StarMinimax(self.game, _evaluator(self.opts, self.seed, self.game), self._ps(),
                                   self.opts.get("star", "first") == "all")
 
     def _ps(self) -> float:

@@ -79,8 +79,13 @@ def test_hash_matches_a_position_set_from_scratch(spec):
         s = games.new_state(spec)
         fresh = games.new_state(spec)
         seen = {}
+        # games whose rules depend on the history (repetition draws) cannot rebuild that part
+        # from the position text: a draw by repetition is not compared
+        history = games.load(spec).extra.get("history_dependent", False)
         for a in actions:
             s.push(a)
+            if history and s.is_game_over() and "repetition" in s.outcome().termination:
+                continue
             fresh.set_position(s.position())
             assert fresh.zobrist_hash == s.zobrist_hash, s.position()
             assert fresh.to_move == s.to_move and fresh.is_game_over() == s.is_game_over()

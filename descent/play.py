@@ -1,0 +1,133 @@
+"""Interactive play in the terminal against an agent (``descent play``).
+
+The board is drawn after every move; the person types moves in the game's notation or a command:
+``undo`` (take back your last move and the agent's reply), ``hint`` (the agent's suggestion), ``moves``
+(the legal moves), ``resign``, ``help``. A bad or illegal move is explained and asked again. The
+agent's move is announced in words. ``--plain`` prints text lines only (no colours): a screen reader
+can follow the game. At the end the game record is printed and can be saved.
+"""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from games.errors import GameError
+
+HELP = ("Type a move in the game's notation{example}, or one of: moves (list the legal moves), "
+        "hint (the computer's suggestion), undo (take back your last move), resign, help.")
+
+
+def _colour(drawing: str, plain: bool) -> str:
+    if plain:
+        return drawing
+    out = []
+    for line in drawing.splitlines():
+        out.append("".join(click.style(ch, fg="red", bold=True) if ch == "x" else
+                           click.style(ch, fg="blue", bold=True) if ch == "o" else ch for ch in line))
+    return "\n".join(out)
+
+
+def _ask(prompt: str) -> str | None:
+    try:
+        return input(prompt)
+    except EOFError:
+        return None
+
+
+def play(game: str, opponent, seat: int, plain: bool, save: str | None = None) -> int:
+    """Run one game; returns the person's result (+1 win, 0 draw, -1 loss or resignation)."""
+    from descent.api import Opponent
+    bot: Opponent = opponent
+    state = bot.state
+    players = bot.info.players
+    me, it = players[seat], players[1 - seat]
+    say = click.echo
+    legal = state.legal_actions_list()
+    example = f", for example {state.move_to_str(legal[0])}" if legal else ""
+    say(f"{bot.info.spec}: you play {me} ({'first' if seat == 0 else 'second'}), the computer plays "
+        f"{it}. Level: {bot.level}.")
+    if bot.network is None:
+        say("No trained network found for this game: the computer evaluates positions by random "
+            "playouts (train one with `descent train`).")
+    else:
+        say(f"The computer uses the network {bot.network}.")
+    say(HELP.format(example=example))
+    resigned = False
+    redraw = True
+    while not state.is_game_over():
+        if redraw:
+            say("")
+            say(_colour(str(state), plain))
+        redraw = True
+        if state.to_move != seat:
+            move = bot.reply()
+            say(f"The computer ({it}) plays {move}.")
+            continue
+        text = _ask(f"Your move ({me}): ")
+        if text is None:
+            say("Input closed: the game is abandoned.")
+            return -1
+        cmd = text.strip().lower()
+        redraw = False
+        if not cmd:
+            continue
+        if cmd in ("help", "?"):
+            say(HELP.format(example=example))
+        elif cmd == "moves":
+            say("Legal moves: " + ", ".join(state.move_to_str(a) for a in state.legal_actions_list()))
+        elif cmd == "hint":
+            say(f"Hint: the computer suggests {bot.hint()}.")
+        elif cmd == "resign":
+            resigned = True
+            say(f"You resign. The computer ({it}) wins.")
+            break
+        elif cmd == "undo":
+            # take back the person's last move and everything played after it
+            stack = state.move_stack
+            movers = []
+            s = bot.info.new_state()
+            for a in stack:
+                movers.append(s.to_move)
+                s.push(a)
+            if seat not in movers:
+                say("Nothing to undo: you have not moved yet.")
+                continue
+            last = len(movers) - 1 - movers[::-1].index(seat)
+            bot.undo(len(stack) - last)
+            say(f"Took back {len(stack) - last} move(s).")
+            redraw = True
+        else:
+            try:
+                bot.push(text.strip())
+            except GameError as exc:
+                say(f"That move is not possible: {exc}. Type 'moves' for the legal moves or 'help'.")
+                continue
+            say(f"You ({me}) play {state.move_to_str(state.peek())}.")
+            redraw = True
+    say("")
+    say(_colour(str(state), plain))
+    if resigned:
+        result = -1
+        say(f"Result: {it} wins by resignation.")
+    else:
+        o = state.outcome()
+        if o.winner is None:
+            result = 0
+            say(f"Result: draw ({o.termination}).")
+        else:
+            result = 1 if o.winner == seat else -1
+            say(f"Result: {'you win' if result > 0 else 'the computer wins'} ({o.termination}), "
+                f"{o.result()}.")
+    record = bot.record()
+    say("Game record: " + " ".join(f"{i // 2 + 1}." + m if i % 2 == 0 else m for i, m in enumerate(record)))
+    target = save
+    if target is None and sys.stdin.isatty():
+        target = (_ask("Save the record to a file (empty: no)? ") or "").strip() or None
+    if target:
+        final = state.result() if not resigned else ("0-1" if seat == 0 else "1-0")
+        with open(target, "w") as f:
+            f.write(f"[Game \"{bot.info.spec}\"]\n[You \"{me}\"]\n[Result \"{final}\"]\n"
+                    + " ".join(record) + "\n")
+        say(f"Record saved to {target}.")
+    return result

@@ -1,0 +1,108 @@
+"""Interactive play through a pseudo-terminal, and the embedding API."""
+import os
+import re
+import sys
+
+import pytest
+
+pexpect = pytest.importorskip("pexpect")
+
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), TF_CPP_MIN_LOG_LEVEL="3")
+
+
+def spawn(*args):
+    child = pexpect.spawn(sys.executable, ["-m", "descent", "play", *args], env=ENV, encoding="utf-8",
+                          timeout=60)
+    return child
+
+
+def test_full_game_plain_mode(tmp_path):
+    record = tmp_path / "game.txt"
+    child = spawn("tic_tac_toe", "--plain", "--iterations", "300", "--net", "none", "--level", "strongest",
+                  "--save", str(record))
+    child.expect("you play x")
+    child.expect("random playouts")
+    moves = iter(["b2", "a1", "c1", "a3", "b1", "c2", "b3", "a2", "c3"])
+    while True:
+        i = child.expect([r"Your move \(x\): ", "Result: "])
+        if i == 1:
+            break
+        # play the first legal of our scripted moves
+        child.sendline("moves")
+        child.expect(r"Legal moves: ([^\r\n]*)")
+        legal = child.match.group(1).split(", ")
+        child.expect(r"Your move \(x\): ")
+        move = next(m for m in moves if m in legal)
+        child.sendline(move)
+    child.expect(r"Game record: ([^\r\n]*)")
+    assert child.match.group(1).startswith("1.b2")
+    child.expect(pexpect.EOF)
+    out = child.before
+    assert "\x1b[" not in out          # plain: no colour codes
+    assert record.read_text().startswith('[Game "tic_tac_toe"]')
+
+
+def test_illegal_move_rejected_and_undo_and_resign():
+    child = spawn("tic_tac_toe", "--plain", "--iterations", "100", "--net", "none", "--seat", "second")
+    child.expect(r"The computer \(x\) plays (\w+)\.")
+    first = child.match.group(1)
+    child.expect(r"Your move \(o\): ")
+    child.sendline(first)                           # occupied: illegal
+    child.expect("That move is not possible: illegal move")
+    child.expect(r"Your move \(o\): ")
+    child.sendline("q9")
+    child.expect("That move is not possible: square 'q9'")
+    child.expect(r"Your move \(o\): ")
+    child.sendline("help")
+    child.expect("hint")
+    child.expect(r"Your move \(o\): ")
+    free = next(m for m in ("b2", "a1", "c3") if m != first)
+    child.sendline(free)
+    child.expect(rf"You \(o\) play {free}\.")
+    child.expect(r"The computer \(x\) plays (\w+)\.")
+    child.expect(r"Your move \(o\): ")
+    child.sendline("undo")
+    child.expect(r"Took back 2 move\(s\)\.")
+    child.expect(r"Your move \(o\): ")
+    child.sendline("hint")
+    child.expect(r"Hint: the computer suggests \w+\.")
+    child.expect(r"Your move \(o\): ")
+    child.sendline("resign")
+    child.expect(r"x wins by resignation")
+    child.expect(r"Game record: 1\." + first)
+    child.expect(r"Save the record to a file \(empty: no\)\? ")
+    child.sendline("")
+    child.expect(pexpect.EOF)
+
+
+def test_colour_mode_uses_colours():
+    child = spawn("tic_tac_toe", "--iterations", "50", "--net", "none", "--seat", "second")
+    child.expect(r"Your move \(o\): ")
+    assert "\x1b[" in child.before
+    child.sendline("resign")
+    child.expect(r"Save the record to a file \(empty: no\)\? ")
+    child.sendline("")
+    child.expect(pexpect.EOF)
+
+
+def test_api_example_from_the_readme():
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
+    block = re.search(r"```python\n(from descent.api import Opponent.*?)```", readme, re.S)
+    assert block, "the README's embedding example is missing"
+    exec(compile(block.group(1), "README example", "exec"), {})
+
+
+def test_api_levels_and_errors():
+    from descent.api import Opponent, agent_spec
+    from games.errors import GameError, IllegalMoveError
+    bot = Opponent("tic_tac_toe", level="easy", net=None, iterations=100, seed=1)
+    bot.push("b2")
+    with pytest.raises(IllegalMoveError):
+        bot.push("b2")
+    reply = bot.reply()
+    assert bot.record() == ["b2", reply]
+    bot.undo(2)
+    assert bot.record() == []
+    with pytest.raises(GameError, match="unknown level"):
+        agent_spec("nightmare", None, 1.0, None, 0)
+    assert agent_spec("balanced", "n.h5", None, 50, 0).startswith("minibal_plus:iterations=50,net=n.h5")
