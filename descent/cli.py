@@ -215,7 +215,9 @@ def tour(seed, config_paths):
               help="Worker processes.")
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--verbose", is_flag=True, help="Print every game's moves.")
-def match(game, agent_a, agent_b, n_games, workers, seed, verbose):
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
+              help="Run on Ray: auto, an address, or local (a cluster started for the run).")
+def match(game, agent_a, agent_b, n_games, workers, seed, verbose, ray_address):
     """Play AGENT A against AGENT B, alternating seats; print results with 95% confidence radii.
 
     An agent is ALGORITHM[:key=value,...]; `descent algorithms` lists them and their keys.
@@ -229,7 +231,8 @@ def match(game, agent_a, agent_b, n_games, workers, seed, verbose):
     info = _load(game)
     records = []
     with tqdm(total=n_games, desc=f"{info.spec}", unit="game", leave=False) as bar:
-        for rec in run_match(info.spec, agent_a, agent_b, n_games, workers, seed):
+        for rec in run_match(info.spec, agent_a, agent_b, n_games, workers, seed,
+                             ray_address=ray_address):
             records.append(rec)
             bar.update(1)
             if verbose:
@@ -261,7 +264,12 @@ def match(game, agent_a, agent_b, n_games, workers, seed, verbose):
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--max-games", type=click.IntRange(0), default=0,
               help="Stop each member after this many games in this call (0: run to the budget).")
-def train(game, config_path, population, budget, milestones, workers, out, seed, max_games):
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
+              help="Run on Ray: auto, an address, or local (a cluster started for the run).")
+@click.option("--ray-ship", is_flag=True, help="With --ray and no shared file system: ship each member's "
+              "files to its worker and back.")
+def train(game, config_path, population, budget, milestones, workers, out, seed, max_games, ray_address,
+          ray_ship):
     """Train a population of value networks by Descent self-play (resumable: rerun to continue)."""
     from descent.config import default_config_path, load_config, parse_duration, parse_durations
     from training.run import default_run_dir, run_training
@@ -283,7 +291,8 @@ def train(game, config_path, population, budget, milestones, workers, out, seed,
     click.echo(f"training {population} network(s) of {info.spec} for {budget_s:.0f} s each "
                f"(milestones {', '.join(n for n, _ in ms)}) in {run_dir}; config {cfg_path}")
     results = run_training(info.spec, cfg, population, budget_s, ms, workers, run_dir, seed,
-                           threads=run_cfg["threads"], max_games=max_games)
+                           threads=run_cfg["threads"], max_games=max_games, ray_address=ray_address,
+                           ship=ray_ship)
     for i, r in enumerate(results):
         click.echo(f"member {i}: {r['games']} games, {r['examples']} examples, "
                    f"{r['train_seconds']:.0f} s trained, milestones: {', '.join(r['milestones_done']) or 'none'}")
@@ -337,12 +346,15 @@ def _print_pools(pools):
               help="Random opening plies for diversity.")
 @click.option("--workers", type=click.IntRange(1), default=1, show_default=True)
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
-def rank(game, run, agent, games_per_pair, opening_plies, workers, seed):
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
+              help="Run on Ray: auto, an address, or local (a cluster started for the run).")
+def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_address):
     """Round-robin tournament of the final networks; split them into high and low pools."""
     from descent.tournament import rank as do_rank
     info = _load(game)
     run_dir = _run_dir(info.spec, run)
-    pools = do_rank(run_dir, info.spec, agent, games_per_pair, opening_plies, workers, seed)
+    pools = do_rank(run_dir, info.spec, agent, games_per_pair, opening_plies, workers, seed,
+                    ray_address=ray_address)
     _print_pools(pools)
     click.echo(f"pools written to {run_dir}/pools.json; results in {run_dir}/results.db")
 
@@ -363,8 +375,10 @@ def rank(game, run, agent, games_per_pair, opening_plies, workers, seed):
 @click.option("--games-per-pair", type=click.IntRange(1), default=2, show_default=True)
 @click.option("--workers", type=click.IntRange(1), default=1, show_default=True)
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
+              help="Run on Ray: auto, an address, or local (a cluster started for the run).")
 def evaluate(game, run, algorithms, extra_algorithms, times, iterations, opponent, opponent_time,
-             games_per_pair, workers, seed):
+             games_per_pair, workers, seed, ray_address):
     """Balanced players (high nets) against the low pool or MCTS, at each search budget."""
     from descent.tournament import evaluate as do_evaluate
     info = _load(game)
@@ -376,7 +390,7 @@ def evaluate(game, run, algorithms, extra_algorithms, times, iterations, opponen
         budgets = [x.strip() for x in times.split(",") if x.strip()]
     try:
         n = do_evaluate(run_dir, info.spec, algs, budgets, opponent, opponent_time, games_per_pair,
-                        workers, seed)
+                        workers, seed, ray_address=ray_address)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     click.echo(f"{n} match(es) played; results in {run_dir}/results.db; `descent report --run {run_dir}`")
@@ -421,8 +435,10 @@ def report(runs, games_, out):
 @click.option("--opponent-time", default="0.05", show_default=True)
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None)
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
+              help="Run on Ray: auto, an address, or local (a cluster started for the run).")
 def pipeline(game, population, budget, milestones, workers, rank_agent, algorithms, times, iterations,
-             opponent_time, out, seed):
+             opponent_time, out, seed, ray_address):
     """The whole protocol on one game, small: train a population, rank it, evaluate the balancing
     algorithms, report. Every stage resumes where it stopped when the command is rerun."""
     from pathlib import Path
@@ -441,15 +457,16 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
     run_dir = Path(_run_dir(info.spec, out))
     click.echo(f"[1/4] training {population} networks of {info.spec} for {budget} each in {run_dir}")
     run_training(info.spec, cfg, population, budget_s, ms, workers, run_dir, seed,
-                 threads=cfg["run"]["threads"])
+                 threads=cfg["run"]["threads"], ray_address=ray_address)
     click.echo(f"[2/4] ranking them ({rank_agent})")
-    pools = do_rank(run_dir, info.spec, rank_agent, 2, 0, workers, seed)
+    pools = do_rank(run_dir, info.spec, rank_agent, 2, 0, workers, seed, ray_address=ray_address)
     _print_pools(pools)
     algs = [a.strip() for a in algorithms.split(",") if a.strip()]
     budgets = ([f"iterations={int(x)}" for x in iterations.split(",")] if iterations
                else [x.strip() for x in times.split(",")])
     click.echo(f"[3/4] evaluating {', '.join(algs)} at {', '.join(budgets)} against the low pool")
-    do_evaluate(run_dir, info.spec, algs, budgets, "pool", opponent_time, 2, workers, seed)
+    do_evaluate(run_dir, info.spec, algs, budgets, "pool", opponent_time, 2, workers, seed,
+                ray_address=ray_address)
     click.echo("[4/4] report")
     rep = make_report([run_dir / "results.db"], run_dir / "report", [info.spec])
     click.echo(rep["table"])

@@ -105,8 +105,13 @@ def play_task(task: dict) -> tuple[dict, GameRecord]:
     return task, rec
 
 
-def run_tasks(tasks: list[dict], workers: int = 1):
-    """Yield ``(task, record)`` for every task, in completion order (spawned worker processes)."""
+def run_tasks(tasks: list[dict], workers: int = 1, ray_address: str | None = None):
+    """Yield ``(task, record)`` for every task, in completion order (spawned worker processes, or
+    Ray tasks when ``ray_address`` is given)."""
+    if ray_address is not None:
+        from descent.distributed import run_tasks_ray
+        yield from run_tasks_ray(tasks, ray_address)
+        return
     if workers <= 1 or len(tasks) <= 1:
         for t in tasks:
             yield play_task(t)
@@ -117,11 +122,17 @@ def run_tasks(tasks: list[dict], workers: int = 1):
 
 
 def run_match(game: str, spec_a: str, spec_b: str, n_games: int, workers: int = 1, seed: int = 0,
-              progress: bool = True):
+              progress: bool = True, ray_address: str | None = None):
     """Yield ``GameRecord``s (in completion order) of ``n_games`` games between A and B."""
     parse_agent(spec_a)
     parse_agent(spec_b)
     games.load(game)
+    if ray_address is not None:
+        tasks = [{"game": game, "agent_a": spec_a, "agent_b": spec_b, "index": i, "seed": seed,
+                  "a_first": i % 2 == 0} for i in range(n_games)]
+        for _, rec in run_tasks(tasks, workers, ray_address):
+            yield rec
+        return
     if workers <= 1:
         a, b = make_agent(spec_a, game), make_agent(spec_b, game)
         for i in range(n_games):

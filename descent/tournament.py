@@ -62,11 +62,11 @@ def _join(spec: str, extra: str) -> str:
     return spec + ("," if ":" in spec else ":") + extra if extra else spec
 
 
-def _progress(tasks, workers, desc, db, row_fn, progress=True):
+def _progress(tasks, workers, desc, db, row_fn, progress=True, ray_address=None):
     from tqdm import tqdm
     done = 0
     with tqdm(total=len(tasks), desc=desc, unit="match", disable=not progress) as bar:
-        for task, rec in run_tasks(tasks, workers):
+        for task, rec in run_tasks(tasks, workers, ray_address):
             db.insert(row_fn(task, rec))
             done += 1
             bar.update(1)
@@ -87,7 +87,7 @@ def _row(task: dict, rec) -> dict:
 
 def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe", games_per_pair: int = 2,
          opening_plies: int = 0, workers: int = 1, seed: int = 0, db_path=None, progress=True,
-         echo=print) -> dict:
+         echo=print, ray_address: str | None = None) -> dict:
     """Round-robin among the final checkpoints; pools written to ``<run>/pools.json``."""
     from search_ext.agents import parse_agent
     from training.network import write_json
@@ -114,7 +114,7 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe", games_
                               "net_a": a.label, "net_b": b.label, "index": k, "a_first": k % 2 == 0,
                               "seed": seed * 7919 + x * 101 + y, "opening_plies": opening_plies})
     if tasks:
-        _progress(tasks, workers, f"rank {game}", db, _row, progress)
+        _progress(tasks, workers, f"rank {game}", db, _row, progress, ray_address)
     rows = [r for r in db.rows("rank", game) if r["match_key"].split("|")[2] == agent]
     idx = {final[m].label: i for i, m in enumerate(members)}
     pair_games, points, played = [], [0.0] * len(members), [0] * len(members)
@@ -159,7 +159,7 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe", games_
                           "net_a": e.label, "net_b": f.label, "index": k, "a_first": k % 2 == 0,
                           "seed": seed * 7919 + 50_000 + m, "opening_plies": opening_plies})
     if tasks:
-        _progress(tasks, workers, f"early vs final {game}", db, _row, progress)
+        _progress(tasks, workers, f"early vs final {game}", db, _row, progress, ray_address)
     checks = []
     for m in low:
         rs = [r for r in db.rows("early_vs_final", game) if r["net_a"] == early[m].label
@@ -193,7 +193,7 @@ def parse_budget(text: str) -> str:
 
 def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], opponent: str = "pool",
              opponent_budget: str = "time=1", games_per_pair: int = 2, workers: int = 1, seed: int = 0,
-             db_path=None, progress=True) -> int:
+             db_path=None, progress=True, ray_address: str | None = None) -> int:
     """Every high net playing each algorithm at each budget against every low net (Unbounded
     Minimax at ``opponent_budget``) or plain MCTS, both seats. Returns the number of matches run."""
     from search_ext.agents import parse_agent
@@ -230,6 +230,6 @@ def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], oppo
                                       "budget": budget, "agent_a": a_spec, "agent_b": o_spec,
                                       "net_a": h["net"], "net_b": o_label, "index": k,
                                       "a_first": k % 2 == 0, "seed": seed * 7919 + k + 1})
-    n = _progress(tasks, workers, f"evaluate {game}", db, _row, progress) if tasks else 0
+    n = _progress(tasks, workers, f"evaluate {game}", db, _row, progress, ray_address) if tasks else 0
     db.close()
     return n

@@ -96,7 +96,8 @@ def _worker(job: MemberJob, queue):
 
 def run_training(game: str, cfg: dict, population: int, budget: float, milestones, workers: int,
                  run_dir: Path, seed: int, threads: int = 1, progress: bool = True,
-                 max_games: int = 0, echo=print) -> list[dict]:
+                 max_games: int = 0, echo=print, ray_address: str | None = None,
+                 ship: bool = False) -> list[dict]:
     """Train (or continue training) every member of the population; returns their counters."""
     run_dir = Path(run_dir)
     tcfg = training_config(cfg)
@@ -130,7 +131,10 @@ def run_training(game: str, cfg: dict, population: int, budget: float, milestone
 
         results = []
         try:
-            if workers <= 1:
+            if ray_address is not None:
+                from descent.distributed import train_members_ray
+                results = train_members_ray(jobs, ray_address, on_record, ship)
+            elif workers <= 1:
                 for job in jobs:
                     results.append(train_member(job, on_record))
             else:
