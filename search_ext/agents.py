@@ -79,6 +79,13 @@ ALGORITHMS: dict[str, tuple[str, dict[str, Key]]] = {
               {"noise": Key(float, 0.5, "noise range S (0: minimax)"),
                "scale": Key(float, 2.0, "divide the values by this before adding noise"), **_STAR}),
     "random": ("uniformly random legal moves", {"seed": _BUDGET["seed"]}),
+    "alphadda": ("AlphaDDA-1-style: Unbounded Minimax whose iterations per move follow the mean of its "
+                 "recent root values, min(max_iterations, ceil(10^(a (v + b))))",
+                 {**{k: v for k, v in _UBFM.items() if k not in ("time", "iterations")},
+                  "a": Key(float, -1.5, "slope A of the budget in the mean value"),
+                  "b": Key(float, -1.5, "offset B of the budget"),
+                  "history": Key(int, 5, "N_h: recent root values averaged"),
+                  "max_iterations": Key(int, 2000, "N_max: the budget's cap")}),
     "gaussian": ("Gaussian difficulty selection over a base algorithm's root values (seed 003)",
                  {"level": Key(str, "medium", "preset (mu, sigma)", ("easy", "medium", "hard", "custom")),
                   "mu": Key(float, None, "mean of the target value in [0, 1] (level=custom)"),
@@ -189,6 +196,8 @@ def make_agent(text: str, game) -> "Agent":
     if name in ("predictive", "noisy"):
         from search_ext.predictive_agents import make_star_agent
         return make_star_agent(name, info, text, opts)
+    if name == "alphadda":
+        return AlphaDDAAgent(info, text, opts)
     return BestFirstAgent(info, text, opts, name)
 
 
@@ -273,6 +282,40 @@ class BestFirstAgent(Agent):
 
     def analyse(self, state) -> list:
         self.search.search(state, **self._budget())
+        return self.search.analyse(state)
+
+
+class AlphaDDAAgent(Agent):
+    """The Minibal paper's section 2.7, AlphaDDA1 adapted to Unbounded Minimax: the search budget
+    follows the mean v of the last ``history`` root values (the agent's point of view),
+    N(v) = min(N_max, ceil(10^(a (v + b)))), so it searches less when it is ahead."""
+
+    def __init__(self, game, spec, opts):
+        super().__init__(game, spec, opts)
+        if opts["history"] < 1 or opts["max_iterations"] < 1:
+            raise AgentSpecError(f"agent {spec!r}: history and max_iterations must be >= 1")
+        self.reset()
+
+    def reset(self, seed=None):
+        super().reset(seed)
+        self.values: list[float] = []
+        self.search = BestFirstSearch(
+            self.game, rule="minimax", evaluator=_evaluator(self.opts, self.seed, self.game),
+            decision=self.opts["decision"], max_nodes=self.opts["max_nodes"])
+
+    def budget(self) -> int:
+        recent = self.values[-self.opts["history"]:]
+        v = sum(recent) / len(recent) if recent else 0.0
+        n = math.ceil(10 ** (self.opts["a"] * (v + self.opts["b"])))
+        return int(max(1, min(self.opts["max_iterations"], n)))
+
+    def choose(self, state) -> int:
+        self.search.search(state, iterations=self.budget())
+        self.values.append(self.search.root_info(state)["value"])
+        return self.search.best_action(state)
+
+    def analyse(self, state) -> list:
+        self.search.search(state, iterations=self.budget())
         return self.search.analyse(state)
 
 

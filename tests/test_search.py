@@ -1,4 +1,5 @@
 """Search algorithms: definitions on hand-built trees, solved positions, play, budgets, determinism."""
+import math
 import time
 
 import numpy as np
@@ -305,3 +306,14 @@ def test_agent_spec_defaults_and_passthrough():
     assert name == "gaussian" and opts["base_options"] == {"depth": 3}
     name, opts = parse_agent("minibal_plus:time=0.5,proven_wins=true,proven_depth=4")
     assert opts["time"] == 0.5 and opts["proven_wins"] is True and opts["proven_depth"] == 4
+
+
+def test_alphadda_budget_follows_the_mean_value():
+    a = make_agent("alphadda:a=-1.5,b=-1.5,history=2,max_iterations=500", "tic_tac_toe")
+    assert a.budget() == math.ceil(10 ** (-1.5 * -1.5))           # no history: v = 0
+    a.values = [1.0, 1.0]
+    assert a.budget() == math.ceil(10 ** (-1.5 * (1.0 - 1.5)))     # ahead: few iterations
+    a.values = [-1.0, -1.0]
+    assert a.budget() == 500                                       # behind: the cap
+    records = list(run_match("tic_tac_toe", "alphadda:max_iterations=3000", "random", 4, seed=1))
+    assert all(r.a_result >= 0 for r in records)
