@@ -35,6 +35,13 @@ register(GameDef(
     summary="black places 1 stone, then 2 per turn (one ply per stone); six or more in a row wins",
     params=(Param("size", int, 19, "board side", min=7, max=25),)))
 
+# ---- the Minibal paper's games (issue 6) ----
+register(GameDef(
+    name="chess", module="games.chess", state_class="ChessState",
+    summary="FIDE chess with automatic draws (stalemate, insufficient material, threefold repetition, "
+            "50-move rule)"))
+
+# ---- LoBoGames' games (issue 7) ----
 __all__ = ["GameError", "IllegalMoveError", "InvalidGameSpecError", "InvalidMoveError",
            "InvalidPositionError", "UnknownGameError", "GameDef", "GameInfo", "Param", "load",
            "names", "new_state", "parse_spec", "register"]

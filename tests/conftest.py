@@ -9,6 +9,7 @@ GAME_SPECS = [
     "breakthrough", "breakthrough(rows=6,cols=6)", "breakthrough(rows=6,cols=5)",
     "outer_open_gomoku", "outer_open_gomoku(size=7)",
     "connect6", "connect6(size=9)",
+    "chess",
 ]
 
 
