@@ -42,6 +42,26 @@ register(GameDef(
             "50-move rule)"))
 
 # ---- LoBoGames' games (issue 7) ----
+register(GameDef(
+    name="tapatan", module="games.tapatan", state_class="TapatanState",
+    summary="3x3 points with both diagonals; place 3 pieces each, then move along lines; three in a row",
+    params=(Param("start", str, "placement", "placement phase, or the LoBoGames app's preset start",
+                  choices=("placement", "preset")),)))
+
+register(GameDef(
+    name="alquerque", module="games.alquerque", state_class="AlquerqueState",
+    summary="5x5 alquerque board, 12 pieces each; step or jump along lines; no move loses",
+    params=(Param("rules", str, "lobogames", "lobogames: compulsory multiple captures; ludii: optional "
+                  "single captures", choices=("lobogames", "ludii")),)))
+
+register(GameDef(
+    name="tsoro_yematatu", module="games.tsoro", state_class="TsoroYematatuState",
+    summary="7-point triangle, 3 pieces each; drop, then move or jump; three in a row"))
+
+register(GameDef(
+    name="five_field_kono", module="games.kono", state_class="FiveFieldKonoState",
+    summary="5x5 points, diagonal steps, 7 pieces each; occupy all the opponent's starting points"))
+
 __all__ = ["GameError", "IllegalMoveError", "InvalidGameSpecError", "InvalidMoveError",
            "InvalidPositionError", "UnknownGameError", "GameDef", "GameInfo", "Param", "load",
            "names", "new_state", "parse_spec", "register"]

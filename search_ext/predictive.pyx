@@ -109,7 +109,7 @@ cdef class StarMinimax:
         self.evaluator = evaluator if evaluator is not None else ZeroEvaluator()
         self.ps = ps
         self.star_all = star_all
-        self.stride = game.num_actions
+        self.stride = game.branching
         cdef long slots = <long>(game.max_plies + 2) * self.stride
         self.moves = <action_t*>malloc(sizeof(action_t) * slots)
         self.vals = <double*>malloc(sizeof(double) * slots)

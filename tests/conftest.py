@@ -10,6 +10,8 @@ GAME_SPECS = [
     "outer_open_gomoku", "outer_open_gomoku(size=7)",
     "connect6", "connect6(size=9)",
     "chess",
+    "tapatan", "tapatan(start=preset)", "alquerque", "alquerque(rules=ludii)", "tsoro_yematatu",
+    "five_field_kono",
 ]
 
 

@@ -1,0 +1,4 @@
+from games._align cimport AlignState
+
+cdef class TsoroYematatuState(AlignState):
+    pass
