@@ -41,6 +41,16 @@ register(GameDef(
     summary="FIDE chess with automatic draws (stalemate, insufficient material, threefold repetition, "
             "50-move rule)"))
 
+register(GameDef(
+    name="international_draughts", module="games.draughts", state_class="DraughtsState",
+    summary="FMJD draughts: flying kings, compulsory maximal capture; 8x8 is the Brazilian variant",
+    params=(Param("board", int, 10, "board side", choices=(8, 10)),)))
+
+register(GameDef(
+    name="lines_of_action", module="games.loa", state_class="LinesOfActionState",
+    summary="Olympiad rules: connect all your pieces; simultaneous connection draws; no move passes",
+    params=(Param("board", int, 8, "board side", choices=(6, 8)),)))
+
 # ---- LoBoGames' games (issue 7) ----
 register(GameDef(
     name="tapatan", module="games.tapatan", state_class="TapatanState",
