@@ -46,7 +46,7 @@ def test_random_match():
 
 
 @pytest.mark.parametrize("args, fragment", [
-    (["show", "chess"], "unknown game 'chess'"),
+    (["show", "chesss"], "unknown game 'chesss'"),
     (["show", "reversi(size=7)"], "size=7 is not allowed"),
     (["show", "tic_tac_toe", "--position", "xx/3/3 x"], "has 2 squares"),
     (["show", "tic_tac_toe", "--moves", "b2 b2"], "illegal move 'b2'"),
