@@ -42,6 +42,11 @@ register(GameDef(
             "50-move rule)"))
 
 register(GameDef(
+    name="xiangqi", module="games.xiangqi", state_class="XiangqiState",
+    summary="Chinese chess: flying-general ban, stalemate loses; threefold repetition and 60 moves each "
+            "without capture draw"))
+
+register(GameDef(
     name="international_draughts", module="games.draughts", state_class="DraughtsState",
     summary="FMJD draughts: flying kings, compulsory maximal capture; 8x8 is the Brazilian variant",
     params=(Param("board", int, 10, "board side", choices=(8, 10)),)))
@@ -50,6 +55,12 @@ register(GameDef(
     name="lines_of_action", module="games.loa", state_class="LinesOfActionState",
     summary="Olympiad rules: connect all your pieces; simultaneous connection draws; no move passes",
     params=(Param("board", int, 8, "board side", choices=(6, 8)),)))
+
+register(GameDef(
+    name="havannah", module="games.havannah", state_class="HavannahState",
+    summary="hexagonal board; win by ring, bridge or fork; swap rule",
+    params=(Param("base", int, 8, "cells per side", min=4, max=10),
+            Param("swap", bool, True, "pie rule: the second player may take over the first stone"))))
 
 # ---- LoBoGames' games (issue 7) ----
 register(GameDef(

@@ -9,8 +9,9 @@ GAME_SPECS = [
     "breakthrough", "breakthrough(rows=6,cols=6)", "breakthrough(rows=6,cols=5)",
     "outer_open_gomoku", "outer_open_gomoku(size=7)",
     "connect6", "connect6(size=9)",
-    "chess", "international_draughts", "international_draughts(board=8)",
-    "lines_of_action", "lines_of_action(board=6)",
+    "chess", "xiangqi", "international_draughts", "international_draughts(board=8)",
+    "lines_of_action", "lines_of_action(board=6)", "havannah", "havannah(base=4)",
+    "havannah(base=5,swap=false)",
     "tapatan", "tapatan(start=preset)", "alquerque", "alquerque(rules=ludii)", "tsoro_yematatu",
     "five_field_kono",
 ]
