@@ -83,18 +83,27 @@ def bench_selfplay(n_games: int) -> None:
               f"{100 * play / sec:.0f}% |", flush=True)
 
 
-def bench_learning(run: str, n_games: int, workers: int, opening_plies: int) -> None:
+def bench_learning(run: str, n_games: int, workers: int, opening_plies: int, against=("early", "mcts"),
+                   partial: str | None = None) -> None:
+    import json
     from descent.match import run_tasks
     from descent.stats import MatchSummary
     final = os.path.join(run, "member_00", "milestone_30m.weights.h5")
     early = os.path.join(run, "member_00", "milestone_5m.weights.h5")
     net = f"minimax:iterations=300,net={final}"
-    for opp in (f"minimax:iterations=300,net={early}", "mcts:iterations=1000"):
+    opponents = {"early": f"minimax:iterations=300,net={early}", "mcts": "mcts:iterations=1000"}
+    for opp in (opponents[k] for k in against):
         # fixed iteration budgets make both players deterministic: random opening plies (seeded per
         # game) give the 100 games different starts
         tasks = [{"game": GAME, "agent_a": net, "agent_b": opp, "index": i, "seed": 7,
                   "a_first": i % 2 == 0, "opening_plies": opening_plies} for i in range(n_games)]
-        recs = [rec for _, rec in run_tasks(tasks, workers)]
+        recs = []
+        for _, rec in run_tasks(tasks, workers):
+            recs.append(rec)
+            if partial:
+                with open(partial, "a") as f:
+                    f.write(json.dumps({"opponent": opp, "index": rec.index, "a_result": rec.a_result,
+                                        "a_score": rec.a_score, "moves": rec.moves}) + "\n")
         s = MatchSummary.from_results([r.a_result for r in recs], [r.a_score for r in recs])
         score = (s.wins + 0.5 * s.draws) / s.games
         print(f"| final (30 min) vs {opp.split(',net=')[0] + (' + 5-min net' if 'net=' in opp else '')} | "
@@ -111,6 +120,8 @@ def main() -> int:
     ap.add_argument("--run", default=None)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--opening-plies", type=int, default=4)
+    ap.add_argument("--against", default="early,mcts", help="early, mcts or both (comma separated)")
+    ap.add_argument("--partial", default=None, help="append each finished game to this JSONL file")
     a = ap.parse_args()
     if a.what == "inference":
         print("| game | net (filters x blocks) | mean batch | in-search states/s | raw states/s | ratio |")
@@ -125,7 +136,7 @@ def main() -> int:
             ap.error("learning needs --run DIR")
         print("| match | games | W/D/L | score | binary gain % (95%) |")
         print("|---|---|---|---|---|")
-        bench_learning(a.run, a.games or 100, a.workers, a.opening_plies)
+        bench_learning(a.run, a.games or 100, a.workers, a.opening_plies, a.against.split(","), a.partial)
     return 0
 
 
