@@ -43,6 +43,56 @@ CASES = [
 ]
 
 
+def _pc_perft(board, depth: int) -> int:
+    if depth == 1:
+        return board.legal_moves.count()
+    total = 0
+    for m in list(board.legal_moves):
+        board.push(m)
+        total += _pc_perft(board, depth - 1)
+        board.pop()
+    return total
+
+
+def _pd_perft(board, depth: int) -> int:
+    ms = board.legal_moves
+    if depth == 1:
+        return len(ms)
+    total = 0
+    for m in ms:
+        board.push(m)
+        total += _pd_perft(board, depth - 1)
+        board.pop()
+    return total
+
+
+def reference_cases():
+    """The paper's games against their Python-driven reference libraries (perft only):
+    (our spec, depth, reference name, make root, perft)."""
+    cases = []
+    try:
+        import chess
+        cases.append(("chess", 4, "python-chess", chess.Board, _pc_perft))
+    except ImportError:
+        pass
+    try:
+        import draughts
+        cases.append(("international_draughts", 6, "py-draughts", draughts.StandardBoard, _pd_perft))
+    except ImportError:
+        pass
+    try:
+        import pyspiel
+        for spec, name, params, depth in (("xiangqi", "xiangqi", {}, 4),
+                                           ("lines_of_action", "lines_of_action", {}, 4),
+                                           ("havannah(swap=false)", "havannah",
+                                            {"board_size": 8, "swap": False}, 3)):
+            game = pyspiel.load_game(name, params)
+            cases.append((spec, depth, f"OpenSpiel {name}", game.new_initial_state, os_perft))
+    except ImportError:
+        pass
+    return cases
+
+
 def os_perft(state, depth: int) -> int:
     legal = state.legal_actions()
     if depth == 1:
@@ -126,13 +176,41 @@ def main() -> int:
         rows.append(row)
         print(_fmt(row), flush=True)
 
+    ref_rows = []
+    for spec, depth, ref_name, make_root, ref_perft in reference_cases():
+        if args.quick:
+            depth = max(1, depth - 1)
+        ours = games.new_state(spec)
+        po, pr = [], []
+        nodes = ref_nodes = None
+        for rep in range(args.repeats):
+            dt, nodes = timed(lambda: perft(ours, depth))
+            po.append(nodes / dt)
+            root = make_root()
+            dt, ref_nodes = timed(lambda: ref_perft(root, depth))
+            pr.append(ref_nodes / dt)
+        row = {"game": spec, "depth": depth, "nodes": nodes, "reference": ref_name,
+               "reference_nodes": ref_nodes, "perft_nodes_per_s": statistics.median(po),
+               "reference_perft_nodes_per_s": statistics.median(pr),
+               "perft_ratio": statistics.median(po) / statistics.median(pr), "same_tree": nodes == ref_nodes}
+        ref_rows.append(row)
+        print(f"{spec:<28} perft d{depth}={nodes}: {row['perft_nodes_per_s']:>14,.0f} n/s "
+              f"({ref_name} {row['reference_perft_nodes_per_s']:,.0f}, x{row['perft_ratio']:.0f}"
+              f"{'' if row['same_tree'] else ', DIFFERENT LEAF COUNT ' + str(ref_nodes)})", flush=True)
+
     meta = {"python": sys.version.split()[0], "platform": platform.platform(),
             "processor": platform.processor() or platform.machine(), "open_spiel": os_version,
             "repeats": args.repeats, "date": time.strftime("%Y-%m-%d")}
     print("\n" + markdown(rows, meta))
+    if ref_rows:
+        print("\n| game | perft depth (leaves) | ours nodes/s | reference | reference nodes/s | ratio |")
+        print("|---|---|---|---|---|---|")
+        for r in ref_rows:
+            print(f"| {r['game']} | {r['depth']} ({r['nodes']:,}) | {r['perft_nodes_per_s']:,.0f} | "
+                  f"{r['reference']} | {r['reference_perft_nodes_per_s']:,.0f} | **{r['perft_ratio']:.0f}x** |")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"meta": meta, "rows": rows}, f, indent=2)
+            json.dump({"meta": meta, "rows": rows, "reference_rows": ref_rows}, f, indent=2)
     return 0
 
 
