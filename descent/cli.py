@@ -290,6 +290,7 @@ def train(game, config_path, population, budget, milestones, workers, out, seed,
     run_dir = out or default_run_dir(info.spec)
     click.echo(f"training {population} network(s) of {info.spec} for {budget_s:.0f} s each "
                f"(milestones {', '.join(n for n, _ in ms)}) in {run_dir}; config {cfg_path}")
+    ray_address = ray_address or run_cfg["ray"] or None
     results = run_training(info.spec, cfg, population, budget_s, ms, workers, run_dir, seed,
                            threads=run_cfg["threads"], max_games=max_games, ray_address=ray_address,
                            ship=ray_ship)
@@ -353,8 +354,9 @@ def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_add
     from descent.tournament import rank as do_rank
     info = _load(game)
     run_dir = _run_dir(info.spec, run)
+    from descent.config import config_ray
     pools = do_rank(run_dir, info.spec, agent, games_per_pair, opening_plies, workers, seed,
-                    ray_address=ray_address)
+                    ray_address=ray_address or config_ray(info.spec))
     _print_pools(pools)
     click.echo(f"pools written to {run_dir}/pools.json; results in {run_dir}/results.db")
 
@@ -389,8 +391,9 @@ def evaluate(game, run, algorithms, extra_algorithms, times, iterations, opponen
     else:
         budgets = [x.strip() for x in times.split(",") if x.strip()]
     try:
+        from descent.config import config_ray
         n = do_evaluate(run_dir, info.spec, algs, budgets, opponent, opponent_time, games_per_pair,
-                        workers, seed, ray_address=ray_address)
+                        workers, seed, ray_address=ray_address or config_ray(info.spec))
     except ValueError as exc:
         raise UserError(str(exc)) from None
     click.echo(f"{n} match(es) played; results in {run_dir}/results.db; `descent report --run {run_dir}`")
@@ -455,6 +458,7 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
     if len(ms) < 2:
         raise UserError("the pipeline needs two milestones: an early and a final checkpoint")
     run_dir = Path(_run_dir(info.spec, out))
+    ray_address = ray_address or cfg["run"]["ray"] or None
     click.echo(f"[1/4] training {population} networks of {info.spec} for {budget} each in {run_dir}")
     run_training(info.spec, cfg, population, budget_s, ms, workers, run_dir, seed,
                  threads=cfg["run"]["threads"], ray_address=ray_address)

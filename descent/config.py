@@ -69,6 +69,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "milestones": Key(str, "3m,10m", "named checkpoints, comma separated durations"),
         "workers": Key(int, 1, "population members trained in parallel processes", min=1),
         "threads": Key(int, 1, "TensorFlow threads per worker process", min=1),
+        "ray": Key(str, "", "Ray cluster for train/rank/evaluate/pipeline: '' (no Ray: local worker "
+                             "processes), 'local', 'auto' or an address; --ray overrides it"),
     },
 }
 
@@ -162,6 +164,14 @@ def describe_schema() -> str:
         for k, key in keys.items():
             lines.append(f"  {k} = {key.default!r}   # {key.help}")
     return "\n".join(lines)
+
+
+def config_ray(game: str) -> str | None:
+    """The [run] ray address of a game's default config, or None."""
+    path = default_config_path(game)
+    if not path.exists():
+        return None
+    return load_config(path)["run"]["ray"] or None
 
 
 def all_configs() -> list[tuple[Path, dict]]:
