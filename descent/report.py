@@ -92,7 +92,12 @@ def plot(records, game: str, metric: str, path: Path) -> None:
         ax.fill_between(xs, [y - e for y, e in zip(ys, rad)], [y + e for y, e in zip(ys, rad)], alpha=0.2)
     ax.axhline(0.0, color="black", lw=0.8)
     if all(r["budget"] for r in records):
+        from matplotlib.ticker import NullFormatter, ScalarFormatter
         ax.set_xscale("log")
+        xs_all = sorted({budget_value(r["budget"]) for r in records if r["game"] == game})
+        ax.set_xticks(xs_all)
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("search time per move (s)" if kinds == {"time"} else "search budget per move")
     ax.set_ylabel("binary gain (%)" if metric == "gain" else "score (mean f_t)")
     ax.set_title(f"{game}: {'binary gain' if metric == 'gain' else 'score'} of the balanced player")
