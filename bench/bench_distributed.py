@@ -1,10 +1,11 @@
 """Matches per minute with the process pool and with Ray on this machine (1 and 2 workers), so the
 overhead of the distributed path is known.
 
-The workload: tic-tac-toe? too short to show anything but overhead; reversi(size=6) with
-``minimax:iterations=200`` against ``mcts:iterations=200`` (about 0.2-0.5 s a game), the same match
+The workload: reversi(size=6) with
+``minimax:iterations=3000`` against ``mcts:iterations=3000`` (about 0.3-1 s a game), the same match
 list on every path. For Ray, "workers" is the number of CPUs the local cluster is started with. Cluster
-start-up is excluded (timed separately); each path first plays one warm-up batch.
+start-up is excluded (timed separately); each path first plays one warm-up batch; the process
+pool is created per batch, as each stage of the CLI does, so its start-up (spawn, imports) is included.
 
 Usage:  python bench/bench_distributed.py [--games 40] [--repeats 3]
 """
@@ -25,7 +26,7 @@ GAME = "reversi(size=6)"
 
 
 def tasks(n, seed):
-    return [{"game": GAME, "agent_a": "minimax:iterations=200", "agent_b": "mcts:iterations=200",
+    return [{"game": GAME, "agent_a": "minimax:iterations=3000", "agent_b": "mcts:iterations=3000",
              "index": i, "seed": seed, "a_first": i % 2 == 0} for i in range(n)]
 
 
