@@ -1,6 +1,24 @@
 # Shared C types and small inline helpers for every game engine and the search.
 from libc.stdint cimport uint64_t, int32_t, int8_t, uint32_t
 
+cdef extern from *:
+    """
+    #include <stdint.h>
+    /* Population count: the POPCNT instruction when the compiler may use it, else a branch-free
+       SWAR sum (without -mpopcnt, __builtin_popcountll is a library call). */
+    static inline int descent_popcount64(uint64_t x) {
+    #if defined(__POPCNT__)
+        return __builtin_popcountll(x);
+    #else
+        x = x - ((x >> 1) & 0x5555555555555555ULL);
+        x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+        x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+        return (int)((x * 0x0101010101010101ULL) >> 56);
+    #endif
+    }
+    """
+    int descent_popcount64(uint64_t x) nogil
+
 ctypedef int32_t action_t
 ctypedef uint64_t hash_t
 
@@ -26,3 +44,8 @@ cdef inline uint32_t rng_below(uint64_t* state, uint32_t n) noexcept nogil:
 cdef inline double rng_uniform(uint64_t* state) noexcept nogil:
     """Uniform double in [0, 1) with 53 random bits."""
     return <double>(splitmix64(state) >> 11) * (1.0 / 9007199254740992.0)
+
+
+cdef inline int popcount64(uint64_t x) noexcept nogil:
+    """Number of set bits (shared by the bitboard engines)."""
+    return descent_popcount64(x)

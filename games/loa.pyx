@@ -58,25 +58,9 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 
 from games._state cimport State, SCORE_ADDITIVE_DEPTH, RESULT_FIRST_WINS, RESULT_SECOND_WINS, RESULT_DRAW
-from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t
+from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t, popcount64
 
 cdef extern from *:
-    """
-    #include <stdint.h>
-    /* Population count: the POPCNT instruction when the compiler may use it, else a branch-free
-       SWAR sum (the generic __builtin_popcountll becomes a library call without -mpopcnt). */
-    static inline int loa_popcount(uint64_t x) {
-    #if defined(__POPCNT__)
-        return loa_popcount(x);
-    #else
-        x = x - ((x >> 1) & 0x5555555555555555ULL);
-        x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-        x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
-        return (int)((x * 0x0101010101010101ULL) >> 56);
-    #endif
-    }
-    """
-    int loa_popcount(uint64_t x) nogil
     int __builtin_ctzll(unsigned long long) nogil
 
 from games import boardtext as bt
@@ -170,7 +154,7 @@ def facts(params: dict) -> dict:
 
 
 cdef inline int _popc(uint64_t x) noexcept nogil:
-    return loa_popcount(x)
+    return popcount64(x)
 
 
 cdef class LinesOfActionState(State):
