@@ -29,6 +29,7 @@ cdef class State:
     cdef hash_t _hash               # Zobrist hash, includes the side to move
     # --- static facts of the game instance --------------------------------------------------------
     cdef int num_actions            # size of the action space; legal action ids are in [0, num_actions)
+    cdef int max_legal              # upper bound on the number of legal actions (buffer sizes)
     cdef int max_plies              # ply cap: reaching it ends the game in a draw
     cdef int planes_h, planes_w, planes_c   # encoding shape (channels last)
     cdef int score_kind             # ScoreKind

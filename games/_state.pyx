@@ -42,6 +42,7 @@ cdef class State:
         """Set the static facts from the game's ``GameInfo`` and reset to an empty history."""
         self.game = info
         self.num_actions = info.num_actions
+        self.max_legal = info.branching
         self.max_plies = info.max_plies
         self.planes_h, self.planes_w, self.planes_c = info.planes_shape
         self.score_kind = info.score_kind
@@ -90,7 +91,9 @@ cdef class State:
     cdef bint is_legal_action(self, action_t a) noexcept nogil:
         if a < 0 or a >= self.num_actions or self._terminal:
             return False
-        cdef action_t* buf = <action_t*>malloc(sizeof(action_t) * self.num_actions)
+        cdef action_t* buf = <action_t*>malloc(sizeof(action_t) * self.max_legal)
+        if buf == NULL:
+            return False
         cdef int i, n = self.legal_actions(buf)
         cdef bint found = False
         for i in range(n):
@@ -153,7 +156,7 @@ cdef class State:
 
     def legal_actions_list(self) -> list:
         """The legal actions, sorted ascending (empty when the game is over)."""
-        cdef action_t* buf = <action_t*>malloc(sizeof(action_t) * self.num_actions)
+        cdef action_t* buf = <action_t*>malloc(sizeof(action_t) * self.max_legal)
         if buf == NULL:
             raise MemoryError()
         cdef int n = self.legal_actions(buf)
@@ -327,7 +330,7 @@ class LegalMoves:
 cdef unsigned long long c_perft(State s, int depth, action_t* buf) noexcept nogil:
     """Leaf count of the game tree of depth `depth` (terminal states before it count 0).
 
-    `buf` must hold depth * num_actions actions.
+    `buf` must hold depth * max_legal actions.
     """
     if depth == 1:
         return s.count_legal_actions(buf)
@@ -336,7 +339,7 @@ cdef unsigned long long c_perft(State s, int depth, action_t* buf) noexcept nogi
     cdef unsigned long long total = 0
     for i in range(n):
         s.apply(buf[i])
-        total += c_perft(s, depth - 1, buf + s.num_actions)
+        total += c_perft(s, depth - 1, buf + s.max_legal)
         s.undo()
     return total
 
@@ -350,7 +353,7 @@ cdef unsigned long long c_count_games(State s, action_t* buf) noexcept nogil:
     cdef unsigned long long total = 0
     for i in range(n):
         s.apply(buf[i])
-        total += c_count_games(s, buf + s.num_actions)
+        total += c_count_games(s, buf + s.max_legal)
         s.undo()
     return total
 
@@ -376,7 +379,7 @@ def perft(State state, int depth) -> int:
     if depth == 0:
         return 1
     cdef State s = state.clone()
-    cdef action_t* buf = <action_t*>malloc(sizeof(action_t) * s.num_actions * depth)
+    cdef action_t* buf = <action_t*>malloc(sizeof(action_t) * s.max_legal * depth)
     if buf == NULL:
         raise MemoryError()
     cdef unsigned long long total
@@ -389,7 +392,7 @@ def perft(State state, int depth) -> int:
 def count_games(State state) -> int:
     """Number of complete games from ``state`` (the full tree; only for small games)."""
     cdef State s = state.clone()
-    cdef action_t* buf = <action_t*>malloc(sizeof(action_t) * s.num_actions * (s.max_plies + 1))
+    cdef action_t* buf = <action_t*>malloc(sizeof(action_t) * s.max_legal * (s.max_plies + 1))
     if buf == NULL:
         raise MemoryError()
     cdef unsigned long long total
@@ -408,7 +411,7 @@ def random_games(State state, int n_games, unsigned long long seed):
     if n_games < 0:
         raise ValueError(f"number of games must be >= 0, got {n_games}")
     cdef State s = state.clone()
-    cdef action_t* buf = <action_t*>malloc(sizeof(action_t) * s.num_actions)
+    cdef action_t* buf = <action_t*>malloc(sizeof(action_t) * s.max_legal)
     if buf == NULL:
         raise MemoryError()
     results = np.zeros(n_games, dtype=np.int8)

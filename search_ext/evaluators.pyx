@@ -69,11 +69,11 @@ cdef class PlayoutEvaluator(Evaluator):
                       float* out) noexcept nogil:
         cdef int i, k, p, m, mover
         cdef double total, value
-        if self.buf_cap < parent.num_actions:
+        if self.buf_cap < parent.max_legal:
             if self.buf != NULL:
                 free(self.buf)
-            self.buf = <action_t*>malloc(sizeof(action_t) * parent.num_actions)
-            self.buf_cap = parent.num_actions   # playouts are rare enough to afford the full space
+            self.buf = <action_t*>malloc(sizeof(action_t) * parent.max_legal)
+            self.buf_cap = parent.max_legal
         for i in range(n):
             parent.apply(actions[i])
             mover = parent._player
