@@ -106,15 +106,22 @@ def test_take_proven_wins_and_depth_bound():
 
 
 def test_safe_decision_prefers_the_most_selected_action():
-    # heuristics favour child 0 first; the search then finds it worse and switches to child 1
-    tree = [{"h": 0.9, "children": [0.1]}, {"h": 0.5, "children": [{"h": 0.5, "children": [0.5, 0.6]}]}]
+    # A looks best at first (0.9, then 0.8, 0.7) and is selected three times before its value drops
+    # to 0.3 below B's 0.5: the best action is then B, the safe decision (most selected) A
+    chain = {"h": 0.9, "children": [{"h": 0.8, "children": [{"h": 0.7, "children": [
+        {"h": 0.3, "children": [0.3, 0.3]}]}]}]}
+    tree = [chain, {"h": 0.5, "children": [{"h": 0.5, "children": [0.5, 0.5]}]}]
     info = make_tree(tree)
+    chosen = {}
     for decision in ("best", "safe"):
         b = BestFirstSearch(info, evaluator=heuristic_evaluator(info), decision=decision)
         s = info.new_state()
-        b.search(s, iterations=3)
+        b.search(s, iterations=4)
         rows = {r["action"]: r for r in b.analyse(s)}
-        assert b.best_action(s) in rows
+        assert rows[0]["count"] == 3 and rows[1]["count"] == 0
+        assert rows[0]["value"] == pytest.approx(0.3) and rows[1]["value"] == pytest.approx(0.5)
+        chosen[decision] = b.best_action(s)
+    assert chosen == {"best": 1, "safe": 0}
 
 
 def test_descent_reaches_terminal_states_each_iteration():
