@@ -71,9 +71,9 @@ def test_minimax_proven_draw_needs_every_child_resolved():
 def test_minibal_balanced_node_resolves_on_a_resolved_draw():
     tree = [{"value": 0.0, "result": 0}, {"h": 0.3, "children": [0.4, 0.6]}]
     for rule in ("minibal_n", "minibal_plus"):
+        # the draw (|v| = 0) is chosen and resolved, though the other child is unexplored
         action, root, _ = decide(tree, rule, iterations=1)
-        if rule == "minibal_n":
-            assert action == 0 and root["resolved"] and root["completion"] == 0
+        assert action == 0 and root["resolved"] and root["completion"] == 0
     # minimax prefers the heuristic 0.3 and is not resolved after one iteration
     _, root, _ = decide(tree, "minimax", iterations=1)
     assert not root["resolved"]
