@@ -65,6 +65,7 @@ from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t
 cdef extern from *:
     int __builtin_popcount(unsigned int) nogil
 
+from games import boardtext as bt
 from games.errors import InvalidMoveError, InvalidPositionError
 from games.symmetry import map_square
 
@@ -442,21 +443,8 @@ cdef class HavannahState(State):
         return rows
 
     def _position_text(self) -> str:
-        out = []
-        for row in self._grid():
-            s, run = [], 0
-            for v in row:
-                if v < 0:
-                    run += 1
-                    continue
-                if run:
-                    s.append(str(run))
-                    run = 0
-                s.append(SYMBOLS[v])
-            if run:
-                s.append(str(run))
-            out.append("".join(s))
-        return f"{'/'.join(out)} {SYMBOLS[self._player]} {'swapped' if self.swapped else '-'}"
+        board = bt.format_board(self._grid(), SYMBOLS)
+        return f"{board} {SYMBOLS[self._player]} {'swapped' if self.swapped else '-'}"
 
     def _parse_position(self, str text):
         name = self.game.spec
