@@ -339,9 +339,33 @@ def test_gaussian_selector_reproduces_table_2(level, table):
     assert np.all(np.abs(counts / n - p) <= radius), counts / n
 
 
-def test_gaussian_agent_plays_legal_moves():
-    records = list(run_match("tic_tac_toe", "gaussian:level=easy,depth=9", "random", 4, seed=2))
-    assert len(records) == 4
+@pytest.mark.parametrize("level, p_win", [("easy", 0.1217), ("medium", 0.3085), ("hard", 0.7977)])
+def test_gaussian_levels_see_a_small_proven_win_as_a_win(level, p_win):
+    """x wins with a3 only at ply 9 (f_t = 1/9), a2 and b2 draw: the level map gives the proven win 1
+    and the draws 0.5 (before: 0.556 and 0.5, a draw and a half), so the win is chosen with Table 2's
+    probability of the value 1 (x > 0.75)."""
+    agent = make_agent(f"gaussian:level={level},depth=9,seed=4", "tic_tac_toe")
+    s = games.new_state("tic_tac_toe")
+    s.set_position("1xo/2o/xox x")
+    rows = agent.base.analyse(s)
+    mapped = {s.move_to_str(r["action"]): v for r, v in zip(rows, agent.level_values(rows))}
+    assert mapped == {"a3": 1.0, "a2": 0.5, "b2": 0.5}
+    n = 400
+    wins = sum(s.move_to_str(agent.choose(s)) == "a3" for _ in range(n))
+    assert abs(wins / n - p_win) <= 4 * math.sqrt(p_win * (1 - p_win) / n)
+
+
+def test_gaussian_level_map_keeps_estimates_inside():
+    """Over a hybrid base (playout estimates): a win at once maps to 1, every estimate strictly
+    inside [0.01, 0.99], spread back over the playout means (not squeezed onto 0.5)."""
+    agent = make_agent("gaussian:level=medium,base=hybrid,depth=1,playouts=200,seed=1", "tic_tac_toe")
+    s = games.new_state("tic_tac_toe")
+    s.set_position("xx1/oo1/3 x")
+    rows = agent.base.analyse(s)
+    mapped = {s.move_to_str(r["action"]): v for r, v in zip(rows, agent.level_values(rows))}
+    assert mapped.pop("c3") == 1.0
+    assert all(0.01 <= v <= 0.99 for v in mapped.values())
+    assert max(mapped.values()) - min(mapped.values()) > 0.2
 
 
 # ---- budgets and determinism ----------------------------------------------------------------------
