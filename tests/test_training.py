@@ -337,6 +337,8 @@ def test_replay_files_old_format_and_float_planes(tmp_path):
     again = ReplayBuffer(d, 10, (3, 3, 2))
     again.load(2)
     np.testing.assert_array_equal(again.gather(np.arange(20, 25))[0], xf)
+    mixed = again.gather(np.array([24, 3, 20, 0]))[0]        # a window of packed and float games
+    np.testing.assert_array_equal(mixed, np.stack([xf[4], x1[3], xf[0], x1[0]]))
     with h5py.File(d / "g00000002.h5", "r+") as f:
         f.attrs["format"] = "descent-replay-9"
         f.create_dataset("planes", data=np.zeros((5, 3), np.uint8))

@@ -76,8 +76,9 @@ def training_batches(replay, idx: np.ndarray, batch_size: int, symmetries, augme
     """The minibatches of one update pass over the sampled window indices ``idx``: each decoded
     from the compact replay only when needed and, with ``augment``, every example replaced by a
     random exact symmetric copy (the identity included)."""
+    rows, y, packed = replay.take(idx)
     for i in range(0, len(idx), batch_size):
-        bx, by = replay.gather(idx[i:i + batch_size])
+        bx, by = replay.decode(rows[i:i + batch_size], packed), y[i:i + batch_size]
         if augment:
             bx = _augment(bx, symmetries, rng)
         yield bx, by
