@@ -249,6 +249,18 @@ def test_hybrid_uses_playouts():
     assert points("hybrid:depth=1,playouts=15") >= points("alphabeta:depth=1") + 8
 
 
+def test_hybrid_against_uct_at_tic_tac_toe_draws():
+    """seed 003, Table 3: Hybrid Minimax-MCTS against UCT at tic-tac-toe, all draws; at depth 3 (not
+    9, where the whole game is searched and no playout is ever run) its frontier is valued by the
+    playouts: from the start no root value is resolved."""
+    info = games.load("tic_tac_toe")
+    rows = AlphaBeta(info, PlayoutEvaluator(15, 100, False, 1)).analyse(info.new_state(), 3)
+    assert not any(r["resolved"] or r["proven"] for r in rows)
+    records = list(run_match("tic_tac_toe", "hybrid:depth=3,playouts=15", "mcts:iterations=20000", 6,
+                             seed=1))
+    assert all(r.result == 0 for r in records)
+
+
 def test_hybrid_deepens_until_proven():
     """A playout mean of +-1 no longer stops the iterative deepening: only a proof does. In a
     position won at once, depth 1 proves it; in a drawn one (all children estimated), the search
