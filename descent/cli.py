@@ -480,6 +480,57 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
 
 @cli.command()
 @click.argument("game")
+@click.option("--algorithm", default="minibal_plus", show_default=True, metavar="SPEC",
+              help="The balanced player, without a budget (e.g. minibal_plus:eval=playout,playouts=4).")
+@click.option("--against", default="pool", show_default=True, metavar="pool|AGENT",
+              help="pool: high-pool nets against the low pool (pools.json of `descent rank`); or an agent spec.")
+@click.option("--target", type=float, default=0.0, show_default=True,
+              help="Target gain (or score) of the balanced player, in [-1, 1] (0: perfect balance).")
+@click.option("--metric", type=click.Choice(["gain", "score"]), default="gain", show_default=True)
+@click.option("--unit", type=click.Choice(["iterations", "time"]), default="iterations", show_default=True,
+              help="Budget searched: iterations per move (reproducible) or seconds per move.")
+@click.option("--range", "budget_range", default=None, metavar="LOW:HIGH",
+              help="Budgets searched (default 1:10000 iterations, 0.001:10 seconds).")
+@click.option("--opponent-budget", default="iterations=200", show_default=True,
+              help="With --against pool: the low nets' Unbounded Minimax budget.")
+@click.option("--max-games", type=click.IntRange(2), default=400, show_default=True,
+              help="Games the design may spend in all.")
+@click.option("--near-games", type=click.IntRange(2), default=40, show_default=True,
+              help="Games at a budget whose interval still holds the target before it is the answer.")
+@click.option("--run", "run", type=click.Path(file_okay=False), default=None,
+              help="Run directory (default: checkpoints/<game>); results in <run>/calibrations/.")
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--verbose", is_flag=True, help="Print every game.")
+def calibrate(game, algorithm, against, target, metric, unit, budget_range, opponent_budget, max_games,
+              near_games, run, seed, verbose):
+    """Find the search budget at which a balanced player's gain (or score) against an opponent
+    reaches a target, by probabilistic bisection in log-budget (resumable: rerun to continue)."""
+    from pathlib import Path
+    from descent.calibrate import Settings, Unreachable, calibrate as do_calibrate, describe
+    info = _load(game)
+    if budget_range is None:
+        budget_range = "1:10000" if unit == "iterations" else "0.001:10"
+    try:
+        low, high = (float(x) for x in budget_range.split(":"))
+    except ValueError:
+        raise UserError(f"--range {budget_range!r}: expected LOW:HIGH, e.g. 1:10000") from None
+    s = Settings(info.spec, algorithm=algorithm, against=against, target=target, metric=metric, unit=unit,
+                 low=low, high=high, opponent_budget=opponent_budget, seed=seed, max_games=max_games,
+                 near_games=near_games)
+    run_dir = Path(_run_dir(info.spec, run))
+    click.echo(f"calibrating {algorithm} on {info.spec} against {against} to {metric} {target:+g} "
+               f"({unit} {budget_range}); results in {run_dir}/calibrations/")
+    try:
+        result = do_calibrate(s, run_dir, echo=click.echo, progress=verbose)
+    except Unreachable as exc:
+        raise UserError(str(exc)) from None
+    click.echo(describe(result))
+    click.echo(f"use it: descent play {info.spec} --level balanced; descent evaluate {info.spec} "
+               f"--algorithm {algorithm.partition(':')[0]}:calibrated")
+
+
+@cli.command()
+@click.argument("game")
 @click.option("--level", type=click.Choice(["easy", "medium", "hard", "balanced", "strongest"]),
               default="balanced", show_default=True)
 @click.option("--opponent", default=None, metavar="AGENT", help="Any agent spec instead of a level.")
