@@ -212,6 +212,8 @@ class Players:
         if opts.get("time") is not None or opts.get("iterations") is not None:
             raise CalibrationError(f"algorithm {s.algorithm!r}: leave out the budget "
                                    f"(calibrate chooses {s.unit})")
+        if "seed=" in s.algorithm.replace(" ", ""):
+            raise CalibrationError(f"algorithm {s.algorithm!r}: leave out the seed (each game has its own)")
         if name not in ("minibal_plus", "minibal_n", "minimax", "descent", "mcts", "alphadda"):
             raise CalibrationError(f"algorithm {name!r}: calibrate needs an algorithm with an "
                                    f"iterations/time budget (e.g. minibal_plus)")

@@ -531,24 +531,32 @@ def calibrate(game, algorithm, against, target, metric, unit, budget_range, oppo
 
 @cli.command()
 @click.argument("game")
-@click.option("--level", type=click.Choice(["easy", "medium", "hard", "balanced", "strongest"]),
-              default="balanced", show_default=True)
+@click.option("--level", type=click.Choice(["easy", "medium", "hard", "balanced", "strongest", "adaptive"]),
+              default="balanced", show_default=True,
+              help="balanced uses the calibrated budget when there is one; adaptive follows --player's results.")
+@click.option("--player", default=None, metavar="NAME",
+              help="With --level adaptive: the person's name (their profile lives in the data directory).")
 @click.option("--opponent", default=None, metavar="AGENT", help="Any agent spec instead of a level.")
 @click.option("--net", default="best", show_default=True, help="A network checkpoint, best, or none.")
 @click.option("--seat", type=click.Choice(["first", "second"]), default="first", show_default=True)
-@click.option("--time", "think", type=float, default=1.0, show_default=True, help="Seconds per computer move.")
+@click.option("--time", "think", type=float, default=None, help="Seconds per computer move (default 1, or the "
+              "calibrated budget for --level balanced).")
 @click.option("--iterations", type=click.IntRange(1), default=None, help="Iterations per move instead of time.")
 @click.option("--plain", is_flag=True, help="Text lines only, no colours (for screen readers).")
 @click.option("--save", type=click.Path(dir_okay=False), default=None, help="Save the game record here.")
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
-def play(game, level, opponent, net, seat, think, iterations, plain, save, seed):
+def play(game, level, player, opponent, net, seat, think, iterations, plain, save, seed):
     """Play GAME against a balanced (or easy, medium, hard, strongest) computer opponent."""
     from descent.api import Opponent
     from descent.play import play as run_play
     info = _load(game)
     net = None if net.lower() in ("none", "") else net
+    if level == "adaptive" and not player and not opponent:
+        raise UserError("--level adaptive needs --player NAME (whose results it adapts to)")
+    if player and level != "adaptive":
+        raise UserError("--player is only used with --level adaptive")
     bot = Opponent(info.spec, level=level, net=net, time=think, iterations=iterations, seed=seed,
-                   agent=opponent)
+                   agent=opponent, player=player)
     run_play(info.spec, bot, 0 if seat == "first" else 1, plain, save)
 
 
