@@ -117,11 +117,12 @@ class Opponent:
         """Start a new game on a fresh board (an adaptive opponent takes its updated budget)."""
         self.state = self.info.new_state()
         self._bot_seats = set()
+        self._games = getattr(self, "_games", 0) + 1
         if self.adaptive is not None:
             self.network = self.adaptive.rung.get("net")
             self.spec = self.adaptive.spec(self.seed)
             self.agent = make_agent(self.spec, self.info)
-        self.agent.reset(self.seed)
+        self.agent.reset(self.seed + 7919 * self._games)
 
     def end_game(self, person_seat: int | None = None, resigned: bool = False) -> dict | None:
         """Tell an adaptive opponent the game is over (by the board's outcome, or the person's
