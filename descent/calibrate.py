@@ -325,12 +325,14 @@ class Design:
                 "decision": {1: "above", -1: "below", 0: "undecided"}[self.decision(budget)]}
 
 
-def calibrate(s: Settings, run_dir, echo=None, progress: bool = False, stop_after: int | None = None) -> dict:
+def calibrate(s: Settings, run_dir, echo=None, progress: bool = False, stop_after: int | None = None,
+              players=None) -> dict:
     """Run (or resume) a calibration; returns the result dict (also written to the run).
 
     Raises ``Unreachable`` (with the result saved) when no budget in range reaches the target.
     ``stop_after`` plays at most that many new games in this call (returns ``None`` if unfinished):
-    for tests of resumption."""
+    for tests of resumption. ``players`` replaces the game player (anything with
+    ``play(budget, k) -> record``), to study the design on a known curve."""
     if s.metric not in ("gain", "score"):
         raise CalibrationError(f"metric {s.metric!r}: expected gain or score")
     if not -1.0 < s.target < 1.0:
@@ -340,7 +342,7 @@ def calibrate(s: Settings, run_dir, echo=None, progress: bool = False, stop_afte
             raise CalibrationError(f"{k} must be >= 2")
     budgets = grid(s)
     run_dir = Path(run_dir)
-    players = Players(s, run_dir)
+    players = players or Players(s, run_dir)
     out_dir = run_dir / SUBDIR
     out_dir.mkdir(parents=True, exist_ok=True)
     for leftover in out_dir.glob(".*.tmp"):
