@@ -14,7 +14,7 @@ target inside the 95% interval of the gain measured at the end of the calibratio
 games' gain?
 
 Every budget is in iterations: results do not depend on the machine's speed (only the time taken
-does). Usage (about 1,100 games with the defaults; run it niced, the machine is shared):
+does). Usage (about 1,800 games with the defaults; run it niced, the machine is shared):
 
     nice -n 10 python bench/bench_balance.py --json bench/results_balance.json --figures bench/figures
 """
@@ -112,7 +112,7 @@ def calibration_run(game: str, name: str, spec: str, run_dir: str, verify: int, 
     from descent.match import run_match
     from descent.stats import MatchSummary
     s = Settings(game, algorithm="minibal_plus:eval=playout,playouts=4", against=spec, target=0.0,
-                 metric="gain", low=1, high=3000, max_games=max_games)
+                 metric="gain", low=1, high=10000, max_games=max_games)
     t0 = time.perf_counter()
     try:
         res = calibrate(s, run_dir)
@@ -133,8 +133,8 @@ def calibration_run(game: str, name: str, spec: str, run_dir: str, verify: int, 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--game", default=GAME)
-    ap.add_argument("--games", type=int, default=40, help="games per simulated person and profile")
-    ap.add_argument("--seeds", type=int, default=3, help="independent profiles per person")
+    ap.add_argument("--games", type=int, default=60, help="games per simulated person and profile")
+    ap.add_argument("--seeds", type=int, default=5, help="independent profiles per person")
     ap.add_argument("--persons", default=",".join(PERSONS))
     ap.add_argument("--calibrate", default=",".join(CAL_AGAINST), help="persons to calibrate against ('' none)")
     ap.add_argument("--verify", type=int, default=40, help="fresh games at each calibrated budget")

@@ -264,3 +264,21 @@ def test_adaptive_bad_input():
     assert r.exit_code == 2 and "--player" in r.output.strip().splitlines()[-1]
     r = CliRunner().invoke(cli, ["play", GAME, "--level", "adaptive", "--player", "a/b"])
     assert r.exit_code == 2 and r.output.strip().splitlines()[-1].startswith("Error: player name")
+
+
+def test_play_adaptive_in_the_terminal_updates_the_profile(tmp_path, data_dir):
+    pexpect = pytest.importorskip("pexpect")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), TF_CPP_MIN_LOG_LEVEL="3")
+    for expected in (25, 6):                    # two resignations: 100 -> 25 -> 6.25 (rounded)
+        child = pexpect.spawn(sys.executable, ["-m", "descent", "play", "tic_tac_toe", "--plain", "--net",
+                                               "none", "--seat", "second", "--level", "adaptive",
+                                               "--player", "pat"], env=env, encoding="utf-8", timeout=60)
+        child.expect(r"Opponent: adaptive for pat: minibal_plus at \d+ iterations")
+        child.expect(r"Your move \(o\): ")
+        child.sendline("resign")
+        child.expect(rf"Your profile is updated: next game adaptive for pat: minibal_plus at {expected} iterations")
+        child.expect(r"Save the record to a file \(empty: no\)\? ")
+        child.sendline("")
+        child.expect(pexpect.EOF)
+    saved = json.loads(adaptive.profile_path("pat").read_text())
+    assert saved["games"]["tic_tac_toe"]["games"] == 2
