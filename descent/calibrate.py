@@ -449,7 +449,7 @@ def calibrate(s: Settings, run_dir, echo=None, progress: bool = False, stop_afte
         side = ("below the target even at the largest" if status == "too_strong"
                 else "above the target even at the smallest")
         who = "strong" if status == "too_strong" else "weak"
-        raise Unreachable(f"no budget in {budgets[0]}..{budgets[-1]} {s.unit} reaches {what} {fmt}: "
+        raise Unreachable(f"no budget in {budgets[0]}..{budgets[-1]} {'s' if s.unit == 'time' else s.unit} reaches {what} {fmt}: "
                           f"the opponent is too {who} ({what} {val} over {at['games']} games, {side} "
                           f"budget {budget_text(s.unit, end)}; {spent} games spent)", status, result)
     return result
@@ -478,8 +478,9 @@ def describe(result: dict) -> str:
         val = f"score {at['mean']:+.3f} ± {at['radius']:.3f}"
         tgt = f"{result['target']:+.3f}"
     conv = "" if result["converged"] else " (NOT converged: the game budget ran out; rerun with more --max-games)"
+    word = "s" if unit == "time" else unit
     return (f"{result['game']}: {result['algorithm']} against {result['against']} reaches {metric} {tgt} at "
-            f"{unit}={result['budget']} (interval {'<=' if olo else ''}{lo} .. {'>=' if ohi else ''}{hi} {unit}); "
+            f"{unit}={result['budget']} (interval {'<=' if olo else ''}{lo} .. {'>=' if ohi else ''}{hi} {word}); "
             f"measured there: {val} over {at['games']} games (95%); {result['games']} games spent{conv}")
 
 
