@@ -76,6 +76,21 @@ def settle(runs: list[list[dict]], start: int) -> dict:
             "within_10_points": abs(m - 0.5) <= 0.10}
 
 
+def settled_at(runs: list[list[dict]], window: int, band: float = 0.10) -> int | None:
+    """The first game from which the opponent's score, averaged over the profiles and the last
+    ``window`` games, stays within 50 +- band*100 points to the end (None: it never does)."""
+    n = min(len(r) for r in runs)
+    mean = [sum(r[g]["bot_score"] for r in runs) / len(runs) for g in range(n)]
+    smooth = [sum(mean[g - window + 1: g + 1]) / window for g in range(window - 1, n)]
+    start = None
+    for i, v in enumerate(smooth):
+        if abs(v - 0.5) <= band:
+            start = i + window if start is None else start
+        else:
+            start = None
+    return start
+
+
 def plot_person(name: str, runs: list[list[dict]], path: str, window: int) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -142,7 +157,22 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=10)
     ap.add_argument("--json", default=None)
     ap.add_argument("--figures", default=None, help="folder for the PNG figures")
+    ap.add_argument("--summarise", default=None, metavar="JSON",
+                    help="only print the summary of (and redraw the figures from) an earlier run's JSON")
     args = ap.parse_args()
+    if args.summarise:
+        with open(args.summarise) as f:
+            old = json.load(f)
+        for name, a in old["adaptive"].items():
+            res = a["settled"]
+            print(f"{name:<10} score over games {res['from_game']}..{old['games_per_profile']} "
+                  f"({res['games']} games): {100 * res['score']:.1f}% ± {100 * res['radius']:.1f}; "
+                  f"{args.window}-game mean over profiles within 50 ± 10 from game "
+                  f"{settled_at(a['runs'], args.window)} on; {a['seconds']:.0f} s")
+            if args.figures:
+                plot_person(name, a["runs"], os.path.join(args.figures, f"balance_adaptive_{name}.png"),
+                            args.window)
+        return
     work = tempfile.mkdtemp(prefix="bench_balance_")
     os.environ["DESCENT_DATA_DIR"] = os.path.join(work, "data")     # fresh profiles: start from the default
     root = os.path.join(work, "runs")                               # no pools, no calibrations: the defaults
@@ -155,12 +185,13 @@ def main() -> None:
         runs = [adaptive_run(args.game, PERSONS[name], name, args.games, seed, root) for seed in range(args.seeds)]
         total_games += sum(len(r) for r in runs)
         res = settle(runs, args.games // 2)
+        res["settled_at"] = settled_at(runs, args.window)
         out["adaptive"][name] = {"person": PERSONS[name], "settled": res, "runs": runs,
                                  "seconds": time.perf_counter() - t0}
         print(f"{name:<10} opponent's score over games {res['from_game']}..{args.games} "
               f"({res['games']} games, {args.seeds} profiles): {100 * res['score']:.1f}% ± "
               f"{100 * res['radius']:.1f}  -> {'within' if res['within_10_points'] else 'NOT within'} "
-              f"50 ± 10; final budgets {[r[-1]['iterations'] for r in runs]} "
+              f"50 ± 10 (window mean from game {res['settled_at']} on); final budgets {[r[-1]['iterations'] for r in runs]} "
               f"rungs {[r[-1]['rung_label'] for r in runs]}  [{time.perf_counter() - t0:.0f} s]", flush=True)
         if args.figures:
             os.makedirs(args.figures, exist_ok=True)
