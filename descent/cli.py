@@ -324,16 +324,26 @@ def _run_dir(game_spec, run):
 
 
 def _print_pools(pools):
+    from descent.report import pools_summary
     click.echo(f"{'rank':>4} {'net':<12} {'score':>6} {'games':>6} {'Elo (95%)':>16}")
     for r in pools["ranking"]:
         click.echo(f"{r['rank']:>4} {r['net']:<12} {r['score']:>6.3f} {r['games']:>6} "
                    f"{r['elo']:>+8.0f} ± {r['elo_radius']:<5.0f}")
     click.echo("high-level pool (final checkpoints): " + ", ".join(h["net"] for h in pools["high"]))
     click.echo("low-level pool (early checkpoints):  " + ", ".join(h["net"] for h in pools["low"]))
+    s = pools.get("split")
+    if s:
+        click.echo(f"split: weakest high minus strongest low {s['margin_low']:+.0f} to {s['margin_high']:+.0f} "
+                   f"Elo (95%, cluster bootstrap over {s['units']} units; same split in "
+                   f"{100 * s['same_split']:.0f}% of resamples) -> "
+                   + ("pools separated" if s["separated"] else "pools NOT separated: more games per pair "
+                      "or a larger population needed"))
     for c in pools.get("early_vs_final", []):
         click.echo(f"  {c['early']} vs {c['final']}: early gain {100 * c['early_gain']:+.0f}% "
-                   f"± {100 * c['early_gain_radius']:.0f} over {c['games']} games -> "
-                   f"{'weaker, as expected' if c['early_weaker'] else 'NOT weaker'}")
+                   f"[{100 * c['early_gain_low']:+.0f}, {100 * c['early_gain_high']:+.0f}] over {c['units']} "
+                   f"units ({c['games']} games) -> "
+                   + {"weaker": "weaker, as expected", "stronger": "STRONGER than its final version",
+                      "not separated": "not separated from its final version (interval contains 0)"}[c["verdict"]])
 
 
 @cli.command()
@@ -342,9 +352,10 @@ def _print_pools(pools):
               help="Training run directory (default: checkpoints/<game>).")
 @click.option("--agent", default="minimax:time=1,decision=safe", show_default=True,
               help="The agent every network plays with.")
-@click.option("--games-per-pair", type=click.IntRange(1), default=2, show_default=True)
-@click.option("--opening-plies", type=click.IntRange(0), default=0, show_default=True,
-              help="Random opening plies for diversity.")
+@click.option("--games-per-pair", type=click.IntRange(1), default=16, show_default=True,
+              help="Games per pair of networks (and per early/final pair): seat pairs sharing an opening.")
+@click.option("--opening-plies", type=click.IntRange(0), default=4, show_default=True,
+              help="Seeded random opening plies, the same for both seats of a pairing (0: none).")
 @click.option("--workers", type=click.IntRange(1), default=1, show_default=True)
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
@@ -356,7 +367,7 @@ def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_add
     run_dir = _run_dir(info.spec, run)
     from descent.config import config_ray
     pools = do_rank(run_dir, info.spec, agent, games_per_pair, opening_plies, workers, seed,
-                    ray_address=ray_address or config_ray(info.spec))
+                    ray_address=ray_address or config_ray(info.spec), echo=click.echo)
     _print_pools(pools)
     click.echo(f"pools written to {run_dir}/pools.json; results in {run_dir}/results.db")
 
@@ -374,13 +385,16 @@ def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_add
 @click.option("--opponent", type=click.Choice(["pool", "mcts"]), default="pool", show_default=True)
 @click.option("--opponent-time", default="1", show_default=True,
               help="The opponent's budget: seconds, or iterations=N.")
-@click.option("--games-per-pair", type=click.IntRange(1), default=2, show_default=True)
+@click.option("--games-per-pair", type=click.IntRange(1), default=8, show_default=True,
+              help="Games per (high net, opponent) pairing: seat pairs sharing an opening.")
+@click.option("--opening-plies", type=click.IntRange(0), default=4, show_default=True,
+              help="Seeded random opening plies, the same for both seats of a pairing (0: none).")
 @click.option("--workers", type=click.IntRange(1), default=1, show_default=True)
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
 def evaluate(game, run, algorithms, extra_algorithms, times, iterations, opponent, opponent_time,
-             games_per_pair, workers, seed, ray_address):
+             games_per_pair, opening_plies, workers, seed, ray_address):
     """Balanced players (high nets) against the low pool or MCTS, at each search budget."""
     from descent.tournament import evaluate as do_evaluate
     info = _load(game)
@@ -393,7 +407,8 @@ def evaluate(game, run, algorithms, extra_algorithms, times, iterations, opponen
     try:
         from descent.config import config_ray
         n = do_evaluate(run_dir, info.spec, algs, budgets, opponent, opponent_time, games_per_pair,
-                        workers, seed, ray_address=ray_address or config_ray(info.spec))
+                        workers, seed, ray_address=ray_address or config_ray(info.spec),
+                        opening_plies=opening_plies)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     click.echo(f"{n} match(es) played; results in {run_dir}/results.db; `descent report --run {run_dir}`")
@@ -406,7 +421,8 @@ def evaluate(game, run, algorithms, extra_algorithms, times, iterations, opponen
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None,
               help="Report directory (default: <first run>/report).")
 def report(runs, games_, out):
-    """Tables (gain, W/D/L, score with 95% radii), figures and CSV of the evaluations."""
+    """Tables (gain, W/D/L, score with 95% intervals over independent units), figures and CSV of the
+    evaluations, one table and set of figures per experiment (low pool or MCTS, and its budget)."""
     from pathlib import Path
     from descent.report import make_report
     from training.run import DEFAULT_ROOT
@@ -436,12 +452,15 @@ def report(runs, games_, out):
 @click.option("--times", default="0.02,0.05,0.2", show_default=True)
 @click.option("--iterations", default=None, help="Iteration budgets instead of times.")
 @click.option("--opponent-time", default="0.05", show_default=True)
+@click.option("--games-per-pair", type=click.IntRange(1), default=8, show_default=True,
+              help="Games per pair in rank and evaluate (seat pairs sharing an opening).")
+@click.option("--opening-plies", type=click.IntRange(0), default=2, show_default=True)
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None)
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
 def pipeline(game, population, budget, milestones, workers, rank_agent, algorithms, times, iterations,
-             opponent_time, out, seed, ray_address):
+             opponent_time, games_per_pair, opening_plies, out, seed, ray_address):
     """The whole protocol on one game, small: train a population, rank it, evaluate the balancing
     algorithms, report. Every stage resumes where it stopped when the command is rerun."""
     from pathlib import Path
@@ -463,14 +482,15 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
     run_training(info.spec, cfg, population, budget_s, ms, workers, run_dir, seed,
                  threads=cfg["run"]["threads"], ray_address=ray_address)
     click.echo(f"[2/4] ranking them ({rank_agent})")
-    pools = do_rank(run_dir, info.spec, rank_agent, 2, 0, workers, seed, ray_address=ray_address)
+    pools = do_rank(run_dir, info.spec, rank_agent, games_per_pair, opening_plies, workers, seed,
+                    ray_address=ray_address, echo=click.echo)
     _print_pools(pools)
     algs = [a.strip() for a in algorithms.split(",") if a.strip()]
     budgets = ([f"iterations={int(x)}" for x in iterations.split(",")] if iterations
                else [x.strip() for x in times.split(",")])
     click.echo(f"[3/4] evaluating {', '.join(algs)} at {', '.join(budgets)} against the low pool")
-    do_evaluate(run_dir, info.spec, algs, budgets, "pool", opponent_time, 2, workers, seed,
-                ray_address=ray_address)
+    do_evaluate(run_dir, info.spec, algs, budgets, "pool", opponent_time, games_per_pair, workers, seed,
+                ray_address=ray_address, opening_plies=opening_plies)
     click.echo("[4/4] report")
     rep = make_report([run_dir / "results.db"], run_dir / "report", [info.spec])
     click.echo(rep["table"])
