@@ -487,10 +487,11 @@ def describe(result: dict) -> str:
 # ---- looking calibrations up -------------------------------------------------------------------------
 
 def find_calibration(game: str, algorithm: str = "minibal_plus", root=None, run_dir=None,
-                     against: str | None = None) -> dict | None:
+                     against: str | None = None, prefer_against: str = "pool") -> dict | None:
     """The calibrated result to use for ``game`` and ``algorithm`` (its name, without options), or
-    None. Prefers, in order: the run directory given, calibrations against the pool, target 0 with
-    the gain metric, converged ones, the newest."""
+    None. Looks in ``run_dir``, else in every run under ``root``; prefers, in order: calibrations
+    against an opponent starting with ``prefer_against``, target 0 with the gain metric, converged
+    ones, iterations, the newest."""
     from training.run import DEFAULT_ROOT
     dirs = [Path(run_dir)] if run_dir else sorted(Path(root or DEFAULT_ROOT).glob("*"))
     best, best_key = None, None
@@ -506,8 +507,37 @@ def find_calibration(game: str, algorithm: str = "minibal_plus", root=None, run_
                 continue
             if against is not None and r.get("against") != against:
                 continue
-            key = (r.get("against") == "pool", r.get("target") == 0 and r.get("metric") == "gain",
+            key = (str(r.get("against", "")).startswith(prefer_against), r.get("target") == 0 and r.get("metric") == "gain",
                    bool(r.get("converged")), r.get("unit") == "iterations", r.get("finished", ""))
             if best_key is None or key > best_key:
                 best, best_key = dict(r, path=str(p)), key
     return best
+
+
+# ---- the report's side-by-side view --------------------------------------------------------------------
+
+def side_by_side(records) -> list[str]:
+    """For ``descent report``: each calibrated cell (algorithm ``X:calibrated``) next to the
+    uncalibrated cells of X in the same experiment and game at the nearest budgets of the same unit
+    (one below, one above)."""
+    out = []
+    for c in records:
+        base, _, opt = c["algorithm"].partition(":")
+        if opt != "calibrated":
+            continue
+        unit, value = c["budget"].split("=", 1)
+        same = [r for r in records if r["algorithm"] == base and r["game"] == c["game"]
+                and r["opponent"] == c["opponent"] and r["opponent_budget"] == c["opponent_budget"]
+                and r["budget"].split("=", 1)[0] == unit]
+        below = [r for r in same if float(r["budget"].split("=", 1)[1]) <= float(value)]
+        above = [r for r in same if float(r["budget"].split("=", 1)[1]) > float(value)]
+        near = ([max(below, key=lambda r: float(r["budget"].split("=", 1)[1]))] if below else []) + \
+               ([min(above, key=lambda r: float(r["budget"].split("=", 1)[1]))] if above else [])
+
+        def cell(r):
+            return (f"{r['budget']}: gain {r['gain']:+.1f}% [{r['gain_low']:+.1f}, {r['gain_high']:+.1f}], "
+                    f"score {r['score']:+.3f} ({r['games']} games)")
+        out.append(f"  {c['opponent']} {c['opponent_budget']} | {c['game']} | calibrated {base} {cell(c)}  <->  "
+                   + ("uncalibrated " + "; ".join(cell(r) for r in near) if near else
+                      f"no uncalibrated {base} cell in {unit}"))
+    return out

@@ -221,7 +221,8 @@ def plot(records, title: str, metric: str, path: Path) -> None:
         xs = [budget_value(r["budget"]) for r in rs]
         kinds |= {r["budget"].split("=")[0] for r in rs}
         ys = [r[metric] for r in rs]
-        ax.plot(xs, ys, marker="o", label=alg)
+        ax.plot(xs, ys, marker="*" if alg.endswith(":calibrated") else "o",
+                ms=14 if alg.endswith(":calibrated") else 6, label=alg)
         ax.fill_between(xs, [r[metric + "_low"] for r in rs], [r[metric + "_high"] for r in rs], alpha=0.2)
     ax.axhline(0.0, color="black", lw=0.8)
     from matplotlib.ticker import NullFormatter, ScalarFormatter
@@ -275,6 +276,10 @@ def make_report(db_paths, out_dir, games: list[str] | None = None) -> dict:
                 path = out / f"{opp}_{_safe(ob)}_{_safe(g)}_{metric}.png"
                 plot([r for r in recs if r["game"] == g], f"{g}: {opp} experiment, opponent {ob}", metric, path)
                 figures.append(str(path))
+    from descent.calibrate import side_by_side
+    paired = side_by_side(records + avg)
+    if paired:
+        sections.append("== calibrated and uncalibrated cells, side by side (descent calibrate)\n" + "\n".join(paired))
     checks = ordering_check(records + avg)
     if checks:
         sections.append("== the paper's ordering, cell by cell (95% intervals)\n" + "\n".join(checks))

@@ -348,6 +348,20 @@ def parse_budget(text: str) -> str:
     return f"{k}={v}"
 
 
+def _calibrated_plan(run_dir, game: str, alg: str, opponent: str):
+    """``ALGORITHM:calibrated`` -> (ALGORITHM, [its calibrated budget]) from ``descent calibrate``'s
+    results in the run (issue 15); None for any other algorithm."""
+    base, _, opt = alg.partition(":")
+    if opt.strip() != "calibrated":
+        return None
+    from descent.calibrate import find_calibration
+    cal = find_calibration(game, base, run_dir=run_dir, prefer_against="pool" if opponent == "pool" else "mcts")
+    if cal is None:
+        raise ProtocolError(f"{alg}: no calibration of {base} for {game} in {Path(run_dir) / 'calibrations'}; "
+                            f"run `descent calibrate {game} --algorithm {base} --run {run_dir}` first")
+    return base, [f"{cal['unit']}={cal['budget']}"]
+
+
 def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], opponent: str = "pool",
              opponent_budget: str = "time=1", games_per_pair: int = DEFAULT_EVAL_GAMES, workers: int = 1,
              seed: int = 0, db_path=None, progress=True, ray_address: str | None = None,
@@ -373,8 +387,9 @@ def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], oppo
                                 f"rerun `descent rank {game} --run {run_dir}`")
     budgets = [parse_budget(b) for b in budgets]
     opp_budget = parse_budget(opponent_budget)
-    for alg in algorithms:
-        parse_agent(_join(alg, budgets[0]))
+    plan = {alg: _calibrated_plan(run_dir, game, alg, opponent) or (alg, budgets) for alg in algorithms}
+    for alg, (spec, alg_budgets) in plan.items():
+        parse_agent(_join(spec, alg_budgets[0]))
     if opponent not in ("pool", "mcts"):
         raise ProtocolError(f"opponent {opponent!r}: expected pool or mcts")
     db = ResultsDB(db_path or run_dir / "results.db")
@@ -384,9 +399,10 @@ def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], oppo
     openings = _Openings(game, opening_plies, seed, "evaluate")
     tasks = []
     for alg in algorithms:
-        for budget in budgets:
+        spec, alg_budgets = plan[alg]
+        for budget in alg_budgets:
             for h in pools["high"]:
-                a_spec = _join(_join(alg, budget), f"net={h['path']}")
+                a_spec = _join(_join(spec, budget), f"net={h['path']}")
                 for o_label, o_spec in opponents:
                     for k in range(games_per_pair):
                         key = (f"evaluate|{game}|{alg}|{budget}|{h['net']}|{o_label}|{opp_budget}|{k}|"

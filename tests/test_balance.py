@@ -282,3 +282,61 @@ def test_play_adaptive_in_the_terminal_updates_the_profile(tmp_path, data_dir):
         child.expect(pexpect.EOF)
     saved = json.loads(adaptive.profile_path("pat").read_text())
     assert saved["games"]["tic_tac_toe"]["games"] == 2
+
+
+# ---- with pools: calibrate --against pool, evaluate minibal_plus:calibrated, report, ladder ---------
+
+@pytest.fixture(scope="module")
+def pool_run(tmp_path_factory):
+    """A run of tic_tac_toe with two members (untrained networks of different seeds, an early and a
+    final checkpoint each), ranked into pools."""
+    from descent.tournament import rank
+    from training.network import build_model, save_weights, write_json
+    root = tmp_path_factory.mktemp("runs")
+    run = root / "tic_tac_toe"
+    run.mkdir()
+    cfg = {"network": {"filters": 4, "blocks": 1, "head_units": 8}}
+    write_json(run / "run.json", {"game": "tic_tac_toe", "config": cfg, "seed": 0, "format": "descent-run-1",
+                                  "milestones": [["early", 1.0], ["final", 2.0]]})
+    for m in range(2):
+        d = run / f"member_{m:02d}"
+        d.mkdir()
+        for name, secs, seed in (("early", 1.0, 100 + m), ("final", 2.0, m)):
+            save_weights(d / f"milestone_{name}.weights.h5", build_model((3, 3, 2), 4, 1, 8, seed=seed),
+                         {"game": "tic_tac_toe", "member": m, "milestone": name, "milestone_seconds": secs,
+                          "network": cfg["network"], "planes_shape": [3, 3, 2]})
+    rank(run, "tic_tac_toe", "minimax:iterations=5", games_per_pair=2, progress=False, echo=lambda *a: None)
+    return run
+
+
+def test_pool_calibration_feeds_evaluate_report_play_and_the_ladder(pool_run, tmp_path):
+    from descent.api import Opponent
+    from descent.report import make_report
+    from descent.tournament import ProtocolError, evaluate
+    with pytest.raises(ProtocolError, match="no calibration of minibal_plus"):
+        evaluate(pool_run, "tic_tac_toe", ["minibal_plus:calibrated"], ["iterations=3"], progress=False,
+                 opponent_budget="iterations=5")
+    s = Settings("tic_tac_toe", against="pool", low=1, high=40, opponent_budget="iterations=5", max_games=40,
+                 near_games=8)
+    res = calibrate(s, pool_run)
+    assert res["status"] == "done" and {p["opponent"] for p in read_log(res["log"]).values()} == \
+        {lo["net"] for lo in json.loads((pool_run / "pools.json").read_text())["low"]}
+    n = evaluate(pool_run, "tic_tac_toe", ["minibal_plus", "minibal_plus:calibrated"], ["iterations=2", "iterations=50"],
+                 opponent_budget="iterations=5", games_per_pair=2, progress=False)
+    assert n == 3 * 2
+    rep = make_report([pool_run / "results.db"], tmp_path / "report")
+    cal_rows = [r for r in rep["records"] if r["algorithm"] == "minibal_plus:calibrated"]
+    assert [r["budget"] for r in cal_rows] == [f"iterations={res['budget']}"]
+    assert "side by side" in rep["table"]
+    assert f"calibrated minibal_plus iterations={res['budget']}: gain" in rep["table"]
+    assert "uncalibrated iterations=" in rep["table"]
+    # play: the balanced level uses the calibrated budget with the best network
+    bot = Opponent("tic_tac_toe", level="balanced", root=pool_run.parent)
+    assert f"iterations={res['budget']}," in bot.spec and "net=" in bot.spec
+    # the adaptive ladder: both low nets and the high net with Minibal_+, then Minimax on top
+    a = Adaptive("lee", "tic_tac_toe", root=pool_run.parent)
+    assert [r["algorithm"] for r in a.rungs] == ["minibal_plus"] * 2 + ["minimax"]
+    assert a.entry["rung"] == 1 and a.iterations == res["budget"]
+    for _ in range(12):                          # a person who always wins pushes it to the top rung
+        a.record(1.0)
+    assert a.rung["algorithm"] == "minimax"
