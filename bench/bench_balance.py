@@ -132,7 +132,8 @@ def calibration_run(game: str, name: str, spec: str, run_dir: str, verify: int, 
     try:
         res = calibrate(s, run_dir)
     except Unreachable as exc:
-        return {"person": name, "refused": str(exc), "seconds": time.perf_counter() - t0}
+        return {"person": name, "refused": str(exc), "games_spent": exc.result["games"],
+                "direction": exc.direction, "seconds": time.perf_counter() - t0}
     at = res["at_budget"]
     recs = list(run_match(game, res["spec"], spec, verify, seed=12345))
     v = MatchSummary.from_results([r.a_result for r in recs], [r.a_score for r in recs])
@@ -201,6 +202,7 @@ def main() -> None:
                             args.cal_max_games)
         out["calibration"].append(r)
         if "refused" in r:
+            total_games += r["games_spent"]
             print(f"calibrate vs {name}: refused: {r['refused']}", flush=True)
             continue
         total_games += r["games_spent"] + r["verify_games"]

@@ -18,9 +18,11 @@ schedule). After a game whose score for the person is s (win 1, draw 1/2, loss o
 
     x <- x + a_k * 2 (s - 1/2),      a_k = max(A_MIN, A0 / (1 + k)),
 
-where k counts the changes of direction so far (a person's win after a loss or the reverse): far
-from balance the results keep one sign and the steps stay large; around balance they alternate and
-the steps shrink, down to a floor A_MIN that lets the opponent follow a person who improves.
+where k counts the changes of direction so far (a person's win after a loss or the reverse), and is
+halved after every RUN_GROW = 3 results in a row in one direction (as the PEST staircase of
+psychophysics, Taylor and Creelman 1967, doubles its step): far from balance the results keep one
+sign and the steps stay large; around balance they alternate and the steps shrink, down to a floor
+A_MIN; when the person's strength changes, runs in one direction make the steps grow again.
 A0 = ln 4 (a first win multiplies the budget by 4), A_MIN = ln 1.25. When x leaves
 [ln min_iterations, ln max_iterations] the budget alone cannot reach balance: the opponent moves
 one rung up (or down), restarts at the middle of the range in log-budget and resets k; at the ends
@@ -45,6 +47,7 @@ MIN_ITERATIONS = 1
 MAX_ITERATIONS = 10000
 A0 = math.log(4.0)
 A_MIN = math.log(1.25)
+RUN_GROW = 3             # results in a row in one direction after which k is halved
 HISTORY = 200            # games kept per profile entry
 PLAYOUT_LEAF = "eval=playout,playouts=4"
 
@@ -93,16 +96,22 @@ def update(entry: dict, person_score: float, rungs: int, lo: float, hi: float, s
         return entry
     d = 1 if e > 0 else -1
     if entry.get("last_direction") and entry["last_direction"] != d:
-        entry["k"] += 1
+        entry["k"] += 1                                  # a reversal: smaller steps
+        entry["run"] = 1
+    else:
+        entry["run"] = entry.get("run", 0) + 1
+        if entry["run"] >= RUN_GROW and entry["k"] > 0:  # a run one way: the balance point moved
+            entry["k"] //= 2
+            entry["run"] = 0
     entry["last_direction"] = d
     x = entry["log_budget"] + sign * step_size(entry["k"]) * 2 * e
     xl, xh = math.log(lo), math.log(hi)
     if x > xh and entry["rung"] < rungs - 1:
         entry["rung"] += 1
-        x, entry["k"], entry["last_direction"] = (xl + xh) / 2, 0, 0
+        x, entry["k"], entry["last_direction"], entry["run"] = (xl + xh) / 2, 0, 0, 0
     elif x < xl and entry["rung"] > 0:
         entry["rung"] -= 1
-        x, entry["k"], entry["last_direction"] = (xl + xh) / 2, 0, 0
+        x, entry["k"], entry["last_direction"], entry["run"] = (xl + xh) / 2, 0, 0, 0
     entry["log_budget"] = min(xh, max(xl, x))
     return entry
 
@@ -177,7 +186,7 @@ class Profile:
                 if any(r["algorithm"] == "minibal_plus" for r in rungs) else 0
             old = e
             e = {"log_budget": math.log(min(hi, max(lo, start_iterations))), "rung": start_rung, "k": 0,
-                 "last_direction": 0, "games": 0, "history": [], "ladder": labels}
+                 "last_direction": 0, "run": 0, "games": 0, "history": [], "ladder": labels}
             if old is not None and old.get("ladder") and 0 <= old.get("rung", -1) < len(old["ladder"]) \
                     and old["ladder"][old["rung"]] in labels:      # the pools changed: keep the same net
                 e.update(log_budget=old["log_budget"], rung=labels.index(old["ladder"][old["rung"]]),

@@ -340,3 +340,21 @@ def test_pool_calibration_feeds_evaluate_report_play_and_the_ladder(pool_run, tm
     for _ in range(12):                          # a person who always wins pushes it to the top rung
         a.record(1.0)
     assert a.rung["algorithm"] == "minimax"
+
+
+def test_rule_follows_a_person_who_improves(monkeypatch):
+    def late_score(reps=60):
+        rng = random.Random(3)
+        late = []
+        for _ in range(reps):
+            e = {"log_budget": math.log(100), "rung": 0, "k": 0, "last_direction": 0}
+            for g in range(90):
+                person = math.log(20) if g < 60 else math.log(3000)       # a jump after 60 games
+                s = 1.0 if rng.random() < 1 / (1 + math.exp(2.5 * (e["log_budget"] - person))) else 0.0
+                if g >= 70:
+                    late.append(1 - s)
+                update(e, s, 1, 1, 10000)
+        return sum(late) / len(late)
+    assert abs(late_score() - 0.5) <= 0.1
+    monkeypatch.setattr(adaptive, "RUN_GROW", 10 ** 9)                 # without the growing steps
+    assert abs(late_score() - 0.5) > 0.2
