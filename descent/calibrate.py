@@ -349,6 +349,27 @@ def calibrate(s: Settings, run_dir, echo=None, progress: bool = False, stop_afte
         leftover.unlink(missing_ok=True)
     res_name, log_name = names(s)
     res_path, log_path = out_dir / res_name, out_dir / log_name
+    lock = _lock(log_path.with_name(log_path.name + ".lock"))
+    try:
+        return _calibrate(s, budgets, players, log_path, res_path, echo, progress, stop_after)
+    finally:
+        os.close(lock)
+
+
+def _lock(path: Path) -> int:
+    """An exclusive lock on a calibration's game log (released when the process ends, even by SIGKILL)."""
+    import fcntl
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise CalibrationError(f"{path.parent}: another process is running this calibration "
+                               f"(lock {path.name} is held); wait for it or stop it") from None
+    return fd
+
+
+def _calibrate(s, budgets, players, log_path, res_path, echo, progress, stop_after):
     log = read_log(log_path)
     d = Design(s, budgets)
     spent = 0
