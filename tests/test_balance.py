@@ -358,3 +358,16 @@ def test_rule_follows_a_person_who_improves(monkeypatch):
     assert abs(late_score() - 0.5) <= 0.1
     monkeypatch.setattr(adaptive, "RUN_GROW", 10 ** 9)                 # without the growing steps
     assert abs(late_score() - 0.5) > 0.2
+
+
+def test_a_second_calibration_of_the_same_log_is_refused(tmp_path):
+    from descent.calibrate import CalibrationError, SUBDIR, _lock
+    s = Settings(GAME, algorithm=BALANCED, against="random", low=1, high=300)
+    (tmp_path / SUBDIR).mkdir()
+    fd = _lock(tmp_path / SUBDIR / (names(s)[1] + ".lock"))      # as another process would hold it
+    try:
+        with pytest.raises(CalibrationError, match="another process is running this calibration"):
+            calibrate(s, tmp_path, players=Curve(50))
+    finally:
+        os.close(fd)
+    assert calibrate(s, tmp_path, players=Curve(50))["status"] == "done"
