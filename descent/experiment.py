@@ -124,7 +124,10 @@ def _trained(run_dir: Path, population: int, names: list[str]) -> bool:
 
 
 def run_experiment(path, runs: str | None = None, report: str | None = None, stages=("train", "rank",
-                   "evaluate", "report"), echo=print, ray_address: str | None = None) -> dict:
+                   "evaluate", "report"), echo=print, ray_address: str | None = None,
+                   only_games: list[str] | None = None) -> dict:
+    """Run the stages of an experiment file (``only_games``: these game specs only; the report
+    always covers every game of the file that has results)."""
     from descent.config import default_config_path, load_config, parse_duration, parse_durations
     from descent.report import make_report
     from descent.tournament import evaluate, rank
@@ -139,10 +142,16 @@ def run_experiment(path, runs: str | None = None, report: str | None = None, sta
     if len(ms) < 2:
         raise ExperimentError(f"{path}: train.milestones needs an early and a final milestone")
     dbs = []
+    import games as _games
+    wanted = {_games.load(x).spec for x in only_games} if only_games else None
+    if wanted and not wanted <= {g["spec"] for g in exp["games"]}:
+        raise ExperimentError(f"{path}: no [[games]] entry for {', '.join(sorted(wanted))}")
     for g in exp["games"]:
         spec = g["spec"]
         run_dir = runs_root / run_dir_name(spec)
         dbs.append(run_dir / "results.db")
+        if wanted and spec not in wanted:
+            continue
         if "train" in stages:
             names = [n for n, _ in ms]
             if (run_dir / "run.json").exists() and _trained(run_dir, t["population"], names):
