@@ -162,6 +162,7 @@ def run_experiment(path, runs: str | None = None, report: str | None = None, sta
                 echo(f"[train] {spec}: {t['population']} networks for {t['budget']} each in {run_dir}")
                 run_training(spec, cfg, t["population"], budget_s, ms, t["workers"], run_dir, e["seed"],
                              threads=cfg["run"]["threads"], ray_address=ray_address)
+        if (run_dir / "run.json").exists():
             record_milestones(run_dir, ms, budget_s)
         if "rank" in stages:
             echo(f"[rank] {spec}: {r['agent']}, {r['games_per_pair']} games per pair, "
