@@ -499,6 +499,29 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
 
 
 @cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--runs", default=None, type=click.Path(file_okay=False),
+              help="Folder of the run directories (default: the file's experiment.runs).")
+@click.option("--report", "report_dir", default=None, type=click.Path(file_okay=False),
+              help="Report folder (default: the file's experiment.report).")
+@click.option("--stage", "stages", multiple=True, type=click.Choice(["train", "rank", "evaluate", "report"]),
+              help="Run only these stages (repeatable; default: all, in order).")
+@click.option("--game", "only_games", multiple=True, metavar="SPEC",
+              help="Only this game of the file (repeatable; sessions may share the stages of a run).")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
+              help="Run on Ray: auto, an address, or local (a cluster started for the run).")
+def experiment(file, runs, report_dir, stages, only_games, ray_address):
+    """Run an experiment file (configs/experiments/*.toml): train, rank, evaluate against the low
+    pool and MCTS, report. Every stage resumes where it stopped when the command is rerun."""
+    from descent.experiment import run_experiment
+    try:
+        run_experiment(file, runs, report_dir, stages or ("train", "rank", "evaluate", "report"),
+                       echo=click.echo, ray_address=ray_address, only_games=list(only_games) or None)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+
+
+@cli.command()
 @click.argument("game")
 @click.option("--algorithm", default="minibal_plus", show_default=True, metavar="SPEC",
               help="The balanced player, without a budget (e.g. minibal_plus:eval=playout,playouts=4).")

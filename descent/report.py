@@ -236,8 +236,9 @@ def plot(records, title: str, metric: str, path: Path) -> None:
     ax.set_xlabel("search time per move (s)" if kinds == {"time"} else "search budget per move")
     ax.set_ylabel("binary gain (%)" if metric == "gain" else "score (mean f_t)")
     units = sorted({r["units"] for r in records})
-    ax.set_title(f"{title}\n{'binary gain' if metric == 'gain' else 'score'}, 95% bands over "
-                 f"{units[0]}-{units[-1]} independent units per point" if units else title, fontsize=9)
+    span = (f"{units[0]}" if units[0] == units[-1] else f"{units[0]}-{units[-1]}") if units else "?"
+    ax.set_title(f"{title}\n{'binary gain' if metric == 'gain' else 'score'}, 95% bands over {span} "
+                 f"independent units per point", fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()

@@ -12,9 +12,9 @@ the intervals here are built on clusters:
   ``n_eff = p(1-p) / var`` on the [0, 1] scale of the result, and a Wilson score interval is drawn
   with ``n_eff`` observations and the critical value of Student's t with G-1 degrees of freedom
   (scipy.stats). Wilson intervals stay inside the bounds and keep a sensible width at the extremes:
-  when every game is a win (no variance to estimate) each cluster counts as one observation, so 16
-  clusters of wins give [+64, +100] on the gain scale, and one game gives [-59, +100], never a
-  radius of 0 or infinity.
+  when every game is a win (no variance to estimate) each cluster counts as one binomial trial
+  (normal critical value), so 16 clusters of wins give [+61, +100] on the gain scale, 4 give
+  [+2, +100] and one game gives [-59, +100], never a radius of 0 or infinity.
 
 ``tests/test_protocol.py`` checks the coverage of these intervals on simulated clustered data.
 """
@@ -89,9 +89,11 @@ def _from_p(p: float, var: float, games: int, units: int, df: float, level: floa
             hi: float) -> Interval:
     q = p * (1.0 - p)
     if q <= 1e-15:
-        n_eff = float(units)                 # all at a bound: each independent unit counts once
+        # all at a bound: no variance to estimate; each independent unit counts as one binomial trial
+        # (normal critical value: Wilson's interval for units successes out of units)
+        n_eff, df = float(units), float("inf")
     elif not (var > 0.0):
-        n_eff = float(games)                 # identical cluster means: no more than one per game
+        n_eff, df = float(games), float("inf")   # identical cluster means: at most one per game
     else:
         n_eff = min(float(games), max(1.0, q / var))
     a, b = _wilson(p, n_eff, _critical(level, df))

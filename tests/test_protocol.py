@@ -369,3 +369,52 @@ def test_pipeline_end_to_end(tmp_path):
     with sqlite3.connect(out / "results.db") as c:
         n = c.execute("SELECT COUNT(*) FROM matches WHERE stage='evaluate'").fetchone()[0]
     assert n == 3 * 2 * 1 * 1 * 2
+
+
+def test_experiment_file_resumes_every_stage(fake_run, tmp_path):
+    """The experiment command on a finished run: training is skipped (every member of the population
+    reached every milestone), rank and evaluate find their matches played, the report is written."""
+    if not (fake_run / "pools.json").exists():
+        test_evaluate_resumes_after_a_kill_without_duplicates(fake_run)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "tic_tac_toe").symlink_to(fake_run)
+    exp = tmp_path / "exp.toml"
+    exp.write_text(f"""
+[experiment]
+name = "t"
+runs = "{runs}"
+report = "{tmp_path / 'report'}"
+[train]
+population = 4
+budget = "2s"
+milestones = "early,final"
+[rank]
+agent = "minimax:iterations=10,decision=safe"
+games_per_pair = 4
+opening_plies = 2
+[evaluate]
+algorithms = ["minimax", "minibal_n", "minibal_plus"]
+budgets = ["iterations=3", "iterations=30"]
+opening_plies = 1
+[[opponents]]
+kind = "pool"
+budget = "iterations=10"
+games_per_pair = 2
+[[games]]
+spec = "tic_tac_toe"
+""")
+    r = descent("experiment", str(exp))
+    assert r.returncode == 2 and "train: bad duration 'early'" in r.stderr
+    exp.write_text(exp.read_text().replace('"early,final"', '"1s,2s"'))
+    with sqlite3.connect(fake_run / "results.db") as c:
+        before = c.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
+    r = descent("experiment", str(exp), "--stage", "rank", "--stage", "evaluate", "--stage", "report")
+    assert r.returncode == 0, r.stderr
+    with sqlite3.connect(fake_run / "results.db") as c:
+        assert c.execute("SELECT COUNT(*) FROM matches").fetchone()[0] == before
+    assert "== pool experiment" in r.stdout and (tmp_path / "report" / "table.txt").exists()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(exp.read_text().replace("[rank]", "[rank]\nplies = 3"))
+    r = descent("experiment", str(bad))
+    assert r.returncode == 2 and "unknown key 'rank.plies'" in r.stderr and r.stderr.count("\n") == 1
