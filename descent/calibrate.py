@@ -91,6 +91,13 @@ class Settings:
     p: float = 0.8
     alpha: float = 0.1
 
+    def __post_init__(self):
+        # one spelling per value, so that the CLI and the API name the same calibration the same way
+        self.target = float(self.target)
+        for k in ("low", "high"):
+            v = float(getattr(self, k))
+            setattr(self, k, int(v) if self.unit == "iterations" and v.is_integer() else v)
+
     def game_key(self) -> dict:
         """What determines the games themselves (not the design's target or metric)."""
         return {"game": self.game, "algorithm": self.algorithm, "against": self.against,
