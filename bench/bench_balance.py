@@ -217,7 +217,7 @@ def main() -> None:
     if args.json:
         tmp = args.json + ".tmp"
         with open(tmp, "w") as f:
-            json.dump(out, f, indent=1)
+            json.dump(out, f, separators=(",", ":"))
         os.replace(tmp, args.json)
 
 
