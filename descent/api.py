@@ -7,9 +7,12 @@
 >>> bot.is_over()
 False
 
-Levels: ``balanced`` (Unbounded Minibal_+ with the best available network), ``easy``, ``medium`` and
+Levels: ``balanced`` (Unbounded Minibal_+ with the best available network, at the budget found by
+``descent calibrate`` when there is one and no budget is given), ``easy``, ``medium`` and
 ``hard`` (seed 003's Gaussian difficulty levels over Unbounded Minimax), ``strongest`` (Unbounded
-Minimax). ``net="best"`` takes the best network trained for the game (from ``descent rank``'s pools,
+Minimax), ``adaptive`` (needs ``player=NAME``: budget and network follow the person's results
+across games, see ``descent.adaptive``; call ``end_game()`` when a game ends and ``new_game()`` to
+start the next). ``net="best"`` takes the best network trained for the game (from ``descent rank``'s pools,
 else the newest final checkpoint); without one, the agent evaluates leaves by random playouts and
 ``network`` is None.
 """
@@ -20,9 +23,9 @@ from pathlib import Path
 
 import games
 from games.errors import GameError
-from search_ext.agents import make_agent
+from search_ext.agents import make_agent, parse_agent
 
-LEVELS = ("easy", "medium", "hard", "balanced", "strongest")
+LEVELS = ("easy", "medium", "hard", "balanced", "strongest", "adaptive")
 
 
 def best_network(game_spec: str, root=None) -> str | None:
@@ -59,18 +62,53 @@ def agent_spec(level: str, net: str | None, time: float | None, iterations: int 
     return f"gaussian:level={level},base=minimax,{budget},{leaf},seed={seed}"
 
 
+def _calibrated(game_spec: str, net: str | None, seed: int, root=None) -> dict | None:
+    """The balanced agent at the calibrated budget (``descent calibrate``), or None: a calibration
+    against the pool applies with the best network; one against an agent applies with its own leaf
+    evaluator."""
+    from descent.calibrate import find_calibration
+    cal = find_calibration(game_spec, "minibal_plus", root=root)
+    if cal is None:
+        return None
+    if cal.get("against") == "pool":
+        if not net:
+            return None
+        return {**cal, "agent": f"{cal['spec']},net={net},seed={seed}", "network": net}
+    _, opts = parse_agent(cal["spec"])
+    return {**cal, "agent": f"{cal['spec']},seed={seed}", "network": opts.get("net")}
+
+
 class Opponent:
     """A computer opponent holding its own copy of the game."""
 
     def __init__(self, game: str, level: str = "balanced", net: str | None = "best",
                  time: float | None = None, iterations: int | None = None, seed: int = 0,
-                 agent: str | None = None):
+                 agent: str | None = None, player: str | None = None, root=None):
         self.info = games.load(game)
-        if net == "best":
-            net = best_network(self.info.spec)
-        self.network = net
+        if level not in LEVELS:
+            raise GameError(f"unknown level {level!r} (known: {', '.join(LEVELS)})")
+        self.seed = seed
         self.level = level
-        self.spec = agent or agent_spec(level, net, time, iterations, seed)
+        self.calibration = None
+        self.adaptive = None
+        self._bot_seats: set = set()
+        if agent is None and level == "adaptive":
+            from descent.adaptive import Adaptive
+            if not player:
+                raise GameError("level adaptive needs a player name (--player NAME)")
+            self.adaptive = Adaptive(player, self.info.spec, start_iterations=iterations, root=root)
+            self.network = self.adaptive.rung.get("net")
+            self.spec = self.adaptive.spec(seed)
+        else:
+            if net == "best":
+                net = best_network(self.info.spec, root)
+                if agent is None and level == "balanced" and time is None and iterations is None:
+                    self.calibration = _calibrated(self.info.spec, net, seed, root)
+            self.network = net
+            if self.calibration:
+                self.spec, self.network = self.calibration["agent"], self.calibration["network"]
+            else:
+                self.spec = agent or agent_spec(level, net, time, iterations, seed)
         self.agent = make_agent(self.spec, self.info)
         self.state = self.info.new_state()
         self.agent.reset(seed)
@@ -78,6 +116,36 @@ class Opponent:
         # built on the first hint, so asking one never touches the playing agent's tree
         self.hint_spec = agent_spec("strongest", net, time, iterations, seed)
         self._analyst = None
+
+    def new_game(self) -> None:
+        """Start a new game on a fresh board (an adaptive opponent takes its updated budget)."""
+        self.state = self.info.new_state()
+        self._bot_seats = set()
+        self._games = getattr(self, "_games", 0) + 1
+        if self.adaptive is not None:
+            self.network = self.adaptive.rung.get("net")
+            self.spec = self.adaptive.spec(self.seed)
+            self.agent = make_agent(self.spec, self.info)
+        self.agent.reset(self.seed + 7919 * self._games)
+
+    def end_game(self, person_seat: int | None = None, resigned: bool = False) -> dict | None:
+        """Tell an adaptive opponent the game is over (by the board's outcome, or the person's
+        resignation); updates and saves the person's profile. Returns the change, None for other
+        levels."""
+        if self.adaptive is None:
+            return None
+        if person_seat is None:
+            if len(self._bot_seats) != 1:
+                raise GameError("end_game: cannot tell the person's seat; pass person_seat")
+            person_seat = 1 - next(iter(self._bot_seats))
+        if resigned:
+            score = 0.0
+        elif not self.state.is_game_over():
+            raise GameError("end_game: the game is not over (pass resigned=True for a resignation)")
+        else:
+            w = self.state.outcome().winner
+            score = 0.5 if w is None else 1.0 if w == person_seat else 0.0
+        return self.adaptive.record(score)
 
     def push(self, move: str | int) -> int:
         """Play a move (notation or action id) on the opponent's board; returns the action id.
@@ -90,6 +158,7 @@ class Opponent:
         """Choose a move for the side to move, play it, and return it in the game's notation."""
         if self.state.is_game_over():
             raise GameError("the game is over")
+        self._bot_seats.add(self.state.to_move)
         action = self.agent.choose(self.state)
         text = self.state.move_to_str(action)
         self.state.push(action)

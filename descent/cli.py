@@ -324,16 +324,26 @@ def _run_dir(game_spec, run):
 
 
 def _print_pools(pools):
+    from descent.report import pools_summary
     click.echo(f"{'rank':>4} {'net':<12} {'score':>6} {'games':>6} {'Elo (95%)':>16}")
     for r in pools["ranking"]:
         click.echo(f"{r['rank']:>4} {r['net']:<12} {r['score']:>6.3f} {r['games']:>6} "
                    f"{r['elo']:>+8.0f} ± {r['elo_radius']:<5.0f}")
     click.echo("high-level pool (final checkpoints): " + ", ".join(h["net"] for h in pools["high"]))
     click.echo("low-level pool (early checkpoints):  " + ", ".join(h["net"] for h in pools["low"]))
+    s = pools.get("split")
+    if s:
+        click.echo(f"split: weakest high minus strongest low {s['margin_low']:+.0f} to {s['margin_high']:+.0f} "
+                   f"Elo (95%, cluster bootstrap over {s['units']} units; same split in "
+                   f"{100 * s['same_split']:.0f}% of resamples) -> "
+                   + ("pools separated" if s["separated"] else "pools NOT separated: more games per pair "
+                      "or a larger population needed"))
     for c in pools.get("early_vs_final", []):
         click.echo(f"  {c['early']} vs {c['final']}: early gain {100 * c['early_gain']:+.0f}% "
-                   f"± {100 * c['early_gain_radius']:.0f} over {c['games']} games -> "
-                   f"{'weaker, as expected' if c['early_weaker'] else 'NOT weaker'}")
+                   f"[{100 * c['early_gain_low']:+.0f}, {100 * c['early_gain_high']:+.0f}] over {c['units']} "
+                   f"units ({c['games']} games) -> "
+                   + {"weaker": "weaker, as expected", "stronger": "STRONGER than its final version",
+                      "not separated": "not separated from its final version (interval contains 0)"}[c["verdict"]])
 
 
 @cli.command()
@@ -342,9 +352,10 @@ def _print_pools(pools):
               help="Training run directory (default: checkpoints/<game>).")
 @click.option("--agent", default="minimax:time=1,decision=safe", show_default=True,
               help="The agent every network plays with.")
-@click.option("--games-per-pair", type=click.IntRange(1), default=2, show_default=True)
-@click.option("--opening-plies", type=click.IntRange(0), default=0, show_default=True,
-              help="Random opening plies for diversity.")
+@click.option("--games-per-pair", type=click.IntRange(1), default=16, show_default=True,
+              help="Games per pair of networks (and per early/final pair): seat pairs sharing an opening.")
+@click.option("--opening-plies", type=click.IntRange(0), default=4, show_default=True,
+              help="Seeded random opening plies, the same for both seats of a pairing (0: none).")
 @click.option("--workers", type=click.IntRange(1), default=1, show_default=True)
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
@@ -356,7 +367,7 @@ def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_add
     run_dir = _run_dir(info.spec, run)
     from descent.config import config_ray
     pools = do_rank(run_dir, info.spec, agent, games_per_pair, opening_plies, workers, seed,
-                    ray_address=ray_address or config_ray(info.spec))
+                    ray_address=ray_address or config_ray(info.spec), echo=click.echo)
     _print_pools(pools)
     click.echo(f"pools written to {run_dir}/pools.json; results in {run_dir}/results.db")
 
@@ -374,13 +385,16 @@ def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_add
 @click.option("--opponent", type=click.Choice(["pool", "mcts"]), default="pool", show_default=True)
 @click.option("--opponent-time", default="1", show_default=True,
               help="The opponent's budget: seconds, or iterations=N.")
-@click.option("--games-per-pair", type=click.IntRange(1), default=2, show_default=True)
+@click.option("--games-per-pair", type=click.IntRange(1), default=8, show_default=True,
+              help="Games per (high net, opponent) pairing: seat pairs sharing an opening.")
+@click.option("--opening-plies", type=click.IntRange(0), default=4, show_default=True,
+              help="Seeded random opening plies, the same for both seats of a pairing (0: none).")
 @click.option("--workers", type=click.IntRange(1), default=1, show_default=True)
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
 def evaluate(game, run, algorithms, extra_algorithms, times, iterations, opponent, opponent_time,
-             games_per_pair, workers, seed, ray_address):
+             games_per_pair, opening_plies, workers, seed, ray_address):
     """Balanced players (high nets) against the low pool or MCTS, at each search budget."""
     from descent.tournament import evaluate as do_evaluate
     info = _load(game)
@@ -393,7 +407,8 @@ def evaluate(game, run, algorithms, extra_algorithms, times, iterations, opponen
     try:
         from descent.config import config_ray
         n = do_evaluate(run_dir, info.spec, algs, budgets, opponent, opponent_time, games_per_pair,
-                        workers, seed, ray_address=ray_address or config_ray(info.spec))
+                        workers, seed, ray_address=ray_address or config_ray(info.spec),
+                        opening_plies=opening_plies)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     click.echo(f"{n} match(es) played; results in {run_dir}/results.db; `descent report --run {run_dir}`")
@@ -406,7 +421,8 @@ def evaluate(game, run, algorithms, extra_algorithms, times, iterations, opponen
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None,
               help="Report directory (default: <first run>/report).")
 def report(runs, games_, out):
-    """Tables (gain, W/D/L, score with 95% radii), figures and CSV of the evaluations."""
+    """Tables (gain, W/D/L, score with 95% intervals over independent units), figures and CSV of the
+    evaluations, one table and set of figures per experiment (low pool or MCTS, and its budget)."""
     from pathlib import Path
     from descent.report import make_report
     from training.run import DEFAULT_ROOT
@@ -436,12 +452,15 @@ def report(runs, games_, out):
 @click.option("--times", default="0.02,0.05,0.2", show_default=True)
 @click.option("--iterations", default=None, help="Iteration budgets instead of times.")
 @click.option("--opponent-time", default="0.05", show_default=True)
+@click.option("--games-per-pair", type=click.IntRange(1), default=8, show_default=True,
+              help="Games per pair in rank and evaluate (seat pairs sharing an opening).")
+@click.option("--opening-plies", type=click.IntRange(0), default=2, show_default=True)
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None)
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
 def pipeline(game, population, budget, milestones, workers, rank_agent, algorithms, times, iterations,
-             opponent_time, out, seed, ray_address):
+             opponent_time, games_per_pair, opening_plies, out, seed, ray_address):
     """The whole protocol on one game, small: train a population, rank it, evaluate the balancing
     algorithms, report. Every stage resumes where it stopped when the command is rerun."""
     from pathlib import Path
@@ -463,14 +482,15 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
     run_training(info.spec, cfg, population, budget_s, ms, workers, run_dir, seed,
                  threads=cfg["run"]["threads"], ray_address=ray_address)
     click.echo(f"[2/4] ranking them ({rank_agent})")
-    pools = do_rank(run_dir, info.spec, rank_agent, 2, 0, workers, seed, ray_address=ray_address)
+    pools = do_rank(run_dir, info.spec, rank_agent, games_per_pair, opening_plies, workers, seed,
+                    ray_address=ray_address, echo=click.echo)
     _print_pools(pools)
     algs = [a.strip() for a in algorithms.split(",") if a.strip()]
     budgets = ([f"iterations={int(x)}" for x in iterations.split(",")] if iterations
                else [x.strip() for x in times.split(",")])
     click.echo(f"[3/4] evaluating {', '.join(algs)} at {', '.join(budgets)} against the low pool")
-    do_evaluate(run_dir, info.spec, algs, budgets, "pool", opponent_time, 2, workers, seed,
-                ray_address=ray_address)
+    do_evaluate(run_dir, info.spec, algs, budgets, "pool", opponent_time, games_per_pair, workers, seed,
+                ray_address=ray_address, opening_plies=opening_plies)
     click.echo("[4/4] report")
     rep = make_report([run_dir / "results.db"], run_dir / "report", [info.spec])
     click.echo(rep["table"])
@@ -479,25 +499,107 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
 
 
 @cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--runs", default=None, type=click.Path(file_okay=False),
+              help="Folder of the run directories (default: the file's experiment.runs).")
+@click.option("--report", "report_dir", default=None, type=click.Path(file_okay=False),
+              help="Report folder (default: the file's experiment.report).")
+@click.option("--stage", "stages", multiple=True, type=click.Choice(["train", "rank", "evaluate", "report"]),
+              help="Run only these stages (repeatable; default: all, in order).")
+@click.option("--game", "only_games", multiple=True, metavar="SPEC",
+              help="Only this game of the file (repeatable; sessions may share the stages of a run).")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
+              help="Run on Ray: auto, an address, or local (a cluster started for the run).")
+def experiment(file, runs, report_dir, stages, only_games, ray_address):
+    """Run an experiment file (configs/experiments/*.toml): train, rank, evaluate against the low
+    pool and MCTS, report. Every stage resumes where it stopped when the command is rerun."""
+    from descent.experiment import run_experiment
+    try:
+        run_experiment(file, runs, report_dir, stages or ("train", "rank", "evaluate", "report"),
+                       echo=click.echo, ray_address=ray_address, only_games=list(only_games) or None)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+
+
+@cli.command()
 @click.argument("game")
-@click.option("--level", type=click.Choice(["easy", "medium", "hard", "balanced", "strongest"]),
-              default="balanced", show_default=True)
+@click.option("--algorithm", default="minibal_plus", show_default=True, metavar="SPEC",
+              help="The balanced player, without a budget (e.g. minibal_plus:eval=playout,playouts=4).")
+@click.option("--against", default="pool", show_default=True, metavar="pool|AGENT",
+              help="pool: high-pool nets against the low pool (pools.json of `descent rank`); or an agent spec.")
+@click.option("--target", type=float, default=0.0, show_default=True,
+              help="Target gain (or score) of the balanced player, in [-1, 1] (0: perfect balance).")
+@click.option("--metric", type=click.Choice(["gain", "score"]), default="gain", show_default=True)
+@click.option("--unit", type=click.Choice(["iterations", "time"]), default="iterations", show_default=True,
+              help="Budget searched: iterations per move (reproducible) or seconds per move.")
+@click.option("--range", "budget_range", default=None, metavar="LOW:HIGH",
+              help="Budgets searched (default 1:10000 iterations, 0.001:10 seconds).")
+@click.option("--opponent-budget", default="iterations=200", show_default=True,
+              help="With --against pool: the low nets' Unbounded Minimax budget.")
+@click.option("--max-games", type=click.IntRange(2), default=400, show_default=True,
+              help="Games the design may spend in all.")
+@click.option("--near-games", type=click.IntRange(2), default=40, show_default=True,
+              help="Games at a budget whose interval still holds the target before it is the answer.")
+@click.option("--run", "run", type=click.Path(file_okay=False), default=None,
+              help="Run directory (default: checkpoints/<game>); results in <run>/calibrations/.")
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--verbose", is_flag=True, help="Print every game.")
+def calibrate(game, algorithm, against, target, metric, unit, budget_range, opponent_budget, max_games,
+              near_games, run, seed, verbose):
+    """Find the search budget at which a balanced player's gain (or score) against an opponent
+    reaches a target, by probabilistic bisection in log-budget (resumable: rerun to continue)."""
+    from pathlib import Path
+    from descent.calibrate import Settings, Unreachable, calibrate as do_calibrate, describe
+    info = _load(game)
+    if budget_range is None:
+        budget_range = "1:10000" if unit == "iterations" else "0.001:10"
+    try:
+        low, high = (float(x) for x in budget_range.split(":"))
+    except ValueError:
+        raise UserError(f"--range {budget_range!r}: expected LOW:HIGH, e.g. 1:10000") from None
+    s = Settings(info.spec, algorithm=algorithm, against=against, target=target, metric=metric, unit=unit,
+                 low=low, high=high, opponent_budget=opponent_budget, seed=seed, max_games=max_games,
+                 near_games=near_games)
+    run_dir = Path(_run_dir(info.spec, run))
+    click.echo(f"calibrating {algorithm} on {info.spec} against {against} to {metric} {target:+g} "
+               f"({unit} {budget_range}); results in {run_dir}/calibrations/")
+    try:
+        result = do_calibrate(s, run_dir, echo=click.echo, progress=verbose)
+    except Unreachable as exc:
+        raise UserError(str(exc)) from None
+    click.echo(describe(result))
+    click.echo(f"use it: descent play {info.spec} --level balanced; descent evaluate {info.spec} "
+               f"--algorithm {algorithm.partition(':')[0]}:calibrated")
+
+
+@cli.command()
+@click.argument("game")
+@click.option("--level", type=click.Choice(["easy", "medium", "hard", "balanced", "strongest", "adaptive"]),
+              default="balanced", show_default=True,
+              help="balanced uses the calibrated budget when there is one; adaptive follows --player's results.")
+@click.option("--player", default=None, metavar="NAME",
+              help="With --level adaptive: the person's name (their profile lives in the data directory).")
 @click.option("--opponent", default=None, metavar="AGENT", help="Any agent spec instead of a level.")
 @click.option("--net", default="best", show_default=True, help="A network checkpoint, best, or none.")
 @click.option("--seat", type=click.Choice(["first", "second"]), default="first", show_default=True)
-@click.option("--time", "think", type=float, default=1.0, show_default=True, help="Seconds per computer move.")
+@click.option("--time", "think", type=float, default=None, help="Seconds per computer move (default 1, or the "
+              "calibrated budget for --level balanced).")
 @click.option("--iterations", type=click.IntRange(1), default=None, help="Iterations per move instead of time.")
 @click.option("--plain", is_flag=True, help="Text lines only, no colours (for screen readers).")
 @click.option("--save", type=click.Path(dir_okay=False), default=None, help="Save the game record here.")
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
-def play(game, level, opponent, net, seat, think, iterations, plain, save, seed):
+def play(game, level, player, opponent, net, seat, think, iterations, plain, save, seed):
     """Play GAME against a balanced (or easy, medium, hard, strongest) computer opponent."""
     from descent.api import Opponent
     from descent.play import play as run_play
     info = _load(game)
     net = None if net.lower() in ("none", "") else net
+    if level == "adaptive" and not player and not opponent:
+        raise UserError("--level adaptive needs --player NAME (whose results it adapts to)")
+    if player and level != "adaptive":
+        raise UserError("--player is only used with --level adaptive")
     bot = Opponent(info.spec, level=level, net=net, time=think, iterations=iterations, seed=seed,
-                   agent=opponent)
+                   agent=opponent, player=player)
     run_play(info.spec, bot, 0 if seat == "first" else 1, plain, save)
 
 

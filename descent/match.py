@@ -38,9 +38,11 @@ def game_seed(match_seed: int, index: int) -> int:
 
 
 def play_game(game, agent_a, agent_b, index: int, seed: int, a_first: bool | None = None,
-              opening_plies: int = 0) -> GameRecord:
+              opening_plies: int = 0, opening: list | None = None) -> GameRecord:
     """Play one game; agent A moves first when ``index`` is even (or as ``a_first`` says). The
-    first ``opening_plies`` plies are uniformly random (seeded), for diversity between games."""
+    first ``opening_plies`` plies are uniformly random (seeded), for diversity between games;
+    ``opening`` (moves in the game's notation) is played first instead when given (the tournament
+    gives both seats of a pairing the same one)."""
     import random
     info = games.load(game)
     state = info.new_state()
@@ -51,7 +53,10 @@ def play_game(game, agent_a, agent_b, index: int, seed: int, a_first: bool | Non
     seats = (agent_a, agent_b) if a_first else (agent_b, agent_a)
     rec = GameRecord(index, a_first)
     rng = random.Random(game_seed(seed, index) + 31)
-    while opening_plies > 0 and not state.is_game_over() and state.ply < opening_plies:
+    for text in opening or ():
+        rec.moves.append(text)
+        state.push(state.parse_move(text))
+    while not opening and opening_plies > 0 and not state.is_game_over() and state.ply < opening_plies:
         action = rng.choice(state.legal_actions_list())
         rec.moves.append(state.move_to_str(action))
         state.push(action)
@@ -97,11 +102,11 @@ def _agent(spec: str, game: str, side: str):
 
 def play_task(task: dict) -> tuple[dict, GameRecord]:
     """Play one match described by plain data: game, agent_a, agent_b, index, seed, a_first,
-    opening_plies (agents are built once per process and reused)."""
+    opening_plies or opening (agents are built once per process and reused)."""
     a = _agent(task["agent_a"], task["game"], "a")
     b = _agent(task["agent_b"], task["game"], "b")
     rec = play_game(task["game"], a, b, task["index"], task["seed"], task["a_first"],
-                    task.get("opening_plies", 0))
+                    task.get("opening_plies", 0), task.get("opening"))
     return task, rec
 
 

@@ -48,6 +48,12 @@ def play(game: str, opponent, seat: int, plain: bool, save: str | None = None) -
     example = f", for example {state.move_to_str(legal[0])}" if legal else ""
     say(f"{bot.info.spec}: you play {me} ({'first' if seat == 0 else 'second'}), the computer plays "
         f"{it}. Level: {bot.level}.")
+    if getattr(bot, "calibration", None):
+        c = bot.calibration
+        say(f"Calibrated budget: {c['unit']}={c['budget']} (balanced against {c['against']}, "
+            f"{c['games']} calibration games).")
+    if getattr(bot, "adaptive", None) is not None:
+        say(f"Opponent: {bot.adaptive.describe()}.")
     if bot.network is None:
         say("No trained network found for this game: the computer evaluates positions by random "
             "playouts (train one with `descent train`).")
@@ -120,6 +126,13 @@ def play(game: str, opponent, seat: int, plain: bool, save: str | None = None) -
             result = 1 if o.winner == seat else -1
             say(f"Result: {'you win' if result > 0 else 'the computer wins'} ({o.termination}), "
                 f"{o.result()}.")
+    if getattr(bot, "adaptive", None) is not None:
+        try:
+            change = bot.end_game(seat, resigned=resigned)
+            say(f"Your profile is updated: next game {bot.adaptive.describe()} (this game: "
+                f"{change['before']['iterations']} iterations).")
+        except OSError as exc:
+            say(f"Could not save your profile: {exc}.")
     record = bot.record()
     say("Game record: " + " ".join(f"{i // 2 + 1}." + m if i % 2 == 0 else m for i, m in enumerate(record)))
     target = save

@@ -1,117 +1,260 @@
-"""Reports of balancing evaluations: the Minibal paper's Table 2 columns per algorithm and budget,
-per game and averaged over games, its Figures 1-4 (gain and score against the search budget, one
-curve per algorithm, 95% confidence bands) as PNG files, and a CSV export.
+"""Reports of balancing evaluations, by experiment.
+
+An experiment is the opponent the balanced players faced: the low-level pool (Unbounded Minimax with
+the early networks at a given budget: the Minibal paper's Table 2 and Figures 1-2) or plain MCTS at
+a given budget (Table 4 and Figures 3-4). Rows of different experiments are never merged: every
+cell is (opponent kind, opponent budget, game, algorithm, budget), per game and averaged over games.
+
+Each cell gives the binary gain (mean b_t, in %), W/D/L, and the score (mean f_t) with 95% intervals
+computed over the cell's independent units (network pair x opening; ``descent.stats``), and states
+how many units and games stand behind it. Outputs, each written atomically (temporary name, then
+rename): ``table.txt``, ``results.csv`` and two PNG figures (gain and score against the budget, one
+curve per algorithm with its 95% band) per experiment and game.
 """
 from __future__ import annotations
 
 import csv
+import io
+import json
 import math
+import os
 from pathlib import Path
 
 from descent.results import ResultsDB
-from descent.stats import MatchSummary
+from descent.stats import average_intervals, cluster_interval
+
+EXPERIMENTS = {"pool": "pool experiment (Minibal paper Table 2, Figures 1-2): high-level nets "
+                       "against the low-level pool",
+               "mcts": "MCTS experiment (Minibal paper Table 4, Figures 3-4): high-level nets "
+                       "against plain MCTS"}
 
 
 def budget_value(budget: str) -> float:
     return float(budget.split("=", 1)[1])
 
 
+def _opponent(row) -> tuple[str, str]:
+    kind = row.get("opponent") or ("mcts" if str(row.get("agent_b", "")).startswith("mcts") else "pool")
+    budget = row.get("opponent_budget")
+    if not budget:
+        parts = str(row.get("match_key", "")).split("|")
+        budget = parts[6] if len(parts) > 6 else "?"
+    return kind, budget
+
+
+def _unit(row) -> str:
+    return row.get("unit") or f"{row.get('net_a')}|{row.get('net_b')}|"
+
+
+def _record(opp, opp_budget, game, alg, budget, g, s, wins, draws, losses) -> dict:
+    n = max(g.games, 1)
+    return {"opponent": opp, "opponent_budget": opp_budget, "game": game, "algorithm": alg,
+            "budget": budget, "units": g.units, "games": g.games,
+            "gain": 100 * g.mean, "gain_low": 100 * g.low, "gain_high": 100 * g.high,
+            "win": 100 * wins / n, "draw": 100 * draws / n, "loss": 100 * losses / n,
+            "score": s.mean, "score_low": s.low, "score_high": s.high,
+            "_g": g, "_s": s}
+
+
 def summarise(rows) -> list[dict]:
-    """One record per (game, algorithm, budget) of evaluate rows."""
+    """One record per (opponent, opponent budget, game, algorithm, budget) of evaluate rows."""
     groups: dict = {}
     for r in rows:
-        groups.setdefault((r["game"], r["algorithm"], r["budget"]), []).append(r)
+        opp, ob = _opponent(r)
+        groups.setdefault((opp, ob, r["game"], r["algorithm"], r["budget"]), []).append(r)
     out = []
-    for (game, alg, budget), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1],
-                                                                          budget_value(kv[0][2]))):
-        s = MatchSummary.from_results([r["a_result"] for r in rs], [r["a_score"] for r in rs])
-        out.append({"game": game, "algorithm": alg, "budget": budget, "games": s.games,
-                    "gain": 100 * s.gain, "gain_radius": 100 * s.gain_radius,
-                    "win": 100 * s.wins / s.games, "draw": 100 * s.draws / s.games,
-                    "loss": 100 * s.losses / s.games, "score": s.score, "score_radius": s.score_radius})
+    for (opp, ob, game, alg, budget), rs in sorted(
+            groups.items(), key=lambda kv: (kv[0][0] != "pool", kv[0][0], kv[0][1], kv[0][2], kv[0][3],
+                                            budget_value(kv[0][4]))):
+        units = [_unit(r) for r in rs]
+        g = cluster_interval([r["a_result"] for r in rs], units)
+        s = cluster_interval([r["a_score"] for r in rs], units)
+        out.append(_record(opp, ob, game, alg, budget, g, s, sum(r["a_result"] > 0 for r in rs),
+                           sum(r["a_result"] == 0 for r in rs), sum(r["a_result"] < 0 for r in rs)))
     return out
 
 
 def average_over_games(records) -> list[dict]:
-    """Mean over games of each (algorithm, budget); radii combine as independent estimates."""
+    """Mean over games of each (opponent, opponent budget, algorithm, budget) present in two or more
+    games; the games are independent estimates (variances add)."""
     groups: dict = {}
     for r in records:
-        groups.setdefault((r["algorithm"], r["budget"]), []).append(r)
+        groups.setdefault((r["opponent"], r["opponent_budget"], r["algorithm"], r["budget"]), []).append(r)
     out = []
-    for (alg, budget), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], budget_value(kv[0][1]))):
-        n = len(rs)
-
-        def mean(k):
-            return sum(r[k] for r in rs) / n
-
-        def comb(k):
-            return math.sqrt(sum(r[k] ** 2 for r in rs if math.isfinite(r[k]))) / n
-        out.append({"game": f"average of {n} game(s)", "algorithm": alg, "budget": budget,
-                    "games": sum(r["games"] for r in rs), "gain": mean("gain"), "gain_radius": comb("gain_radius"),
-                    "win": mean("win"), "draw": mean("draw"), "loss": mean("loss"), "score": mean("score"),
-                    "score_radius": comb("score_radius")})
+    for (opp, ob, alg, budget), rs in sorted(groups.items(), key=lambda kv: (
+            kv[0][0] != "pool", kv[0][0], kv[0][1], kv[0][2], budget_value(kv[0][3]))):
+        if len(rs) < 2:
+            continue
+        g = average_intervals([r["_g"] for r in rs])
+        s = average_intervals([r["_s"] for r in rs])
+        rec = _record(opp, ob, f"average of {len(rs)} games", alg, budget, g, s, 0, 0, 0)
+        for k in ("win", "draw", "loss"):
+            rec[k] = sum(r[k] for r in rs) / len(rs)
+        out.append(rec)
     return out
 
 
-def format_table(records) -> str:
-    lines = [f"{'game':<26} {'algorithm':<24} {'budget':<16} {'games':>5} {'gain %':>14} "
-             f"{'win %':>6} {'draw %':>6} {'loss %':>6} {'score':>16}"]
+def _experiments(records) -> list[tuple[str, str]]:
+    seen = []
     for r in records:
-        lines.append(f"{r['game']:<26} {r['algorithm']:<24} {r['budget']:<16} {r['games']:>5} "
-                     f"{r['gain']:>+7.1f} ± {r['gain_radius']:<5.1f} {r['win']:>6.1f} {r['draw']:>6.1f} "
-                     f"{r['loss']:>6.1f} {r['score']:>+7.3f} ± {r['score_radius']:<6.3f}")
+        k = (r["opponent"], r["opponent_budget"])
+        if k not in seen:
+            seen.append(k)
+    return seen
+
+
+def experiment_title(opp: str, opp_budget: str) -> str:
+    return f"{EXPERIMENTS.get(opp, opp)} ({'Unbounded Minimax, ' if opp == 'pool' else 'MCTS, '}{opp_budget})"
+
+
+def format_table(records, title: str | None = None) -> str:
+    lines = [title] if title else []
+    lines.append(f"{'game':<28} {'algorithm':<26} {'budget':<15} {'units':>5} {'games':>5} "
+                 f"{'gain % [95% interval]':>24} {'win %':>6} {'draw %':>6} {'loss %':>6} "
+                 f"{'score [95% interval]':>26}")
+    for r in records:
+        lines.append(f"{r['game']:<28} {r['algorithm']:<26} {r['budget']:<15} {r['units']:>5} {r['games']:>5} "
+                     f"{r['gain']:>+7.1f} [{r['gain_low']:>+6.1f},{r['gain_high']:>+6.1f}]   "
+                     f"{r['win']:>6.1f} {r['draw']:>6.1f} {r['loss']:>6.1f} "
+                     f"{r['score']:>+7.3f} [{r['score_low']:>+6.3f},{r['score_high']:>+6.3f}]")
     return "\n".join(lines)
 
 
-def write_csv(records, path: Path) -> None:
+def ordering_check(records) -> list[str]:
+    """The paper's claims, cell by cell: Unbounded Minimax above zero, Minibal_+ nearest zero and
+    Minibal_n below it (pool); Minimax near +100 and Minibal_+ far lower (MCTS); 'separated' only
+    when the 95% intervals say so."""
+    out = []
+    cells: dict = {}
+    for r in records:
+        cells.setdefault((r["opponent"], r["opponent_budget"], r["game"], r["budget"]), {})[r["algorithm"]] = r
+    for (opp, ob, game, budget), algs in cells.items():
+        mm, mp, mn = algs.get("minimax"), algs.get("minibal_plus"), algs.get("minibal_n")
+        if mm is None or mp is None:
+            continue
+        parts = []
+        parts.append(f"minimax {'above 0' if mm['gain_low'] > 0 else 'NOT above 0'}")
+        if opp == "pool":
+            nearest = min(algs.values(), key=lambda r: abs(r["gain"]))["algorithm"]
+            parts.append(f"nearest 0: {nearest}")
+            parts.append(f"minibal_plus {'contains 0' if mp['gain_low'] <= 0 <= mp['gain_high'] else 'excludes 0'}")
+            if mn is not None:
+                parts.append("minibal_n below minibal_plus: " + (
+                    "separated" if mn["gain_high"] < mp["gain_low"] else
+                    ("point estimate only" if mn["gain"] < mp["gain"] else "no")))
+        parts.append("minimax above minibal_plus: " + (
+            "separated" if mm["gain_low"] > mp["gain_high"] else
+            ("point estimate only" if mm["gain"] > mp["gain"] else "no")))
+        out.append(f"  {opp} {ob} | {game} | {budget}: " + "; ".join(parts))
+    return out
+
+
+def pools_summary(run_dir: Path) -> list[str]:
+    """The ranking behind a run's pools: split confidence and the early-versus-final check."""
+    path = Path(run_dir) / "pools.json"
+    if not path.exists():
+        return []
+    try:
+        p = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return [f"{path}: unreadable pools.json"]
+    lines = [f"{p['game']}: ranked by {p['agent']}, {p.get('games_per_pair')} games per pair, "
+             f"{p.get('opening_plies', 0)} opening plies"]
+    for r in p["ranking"]:
+        lines.append(f"  {r['rank']}. {r['net']:<12} score {r['score']:.3f} over {r['games']} games, "
+                     f"Elo {r['elo']:+.0f} ± {r['elo_radius']:.0f}")
+    s = p.get("split")
+    if s:
+        lines.append(f"  split high {', '.join(h['net'] for h in p['high'])} / low "
+                     f"{', '.join(x['final'] for x in p['low'])}: margin (weakest high - strongest low) "
+                     f"95% [{s['margin_low']:+.0f}, {s['margin_high']:+.0f}] Elo over {s['units']} units, "
+                     f"same split in {100 * s['same_split']:.0f}% of {s['resamples']} resamples; high vs "
+                     f"low gain {100 * s['high_vs_low_gain']:+.0f}% [{100 * s['high_vs_low_low']:+.0f}, "
+                     f"{100 * s['high_vs_low_high']:+.0f}] -> "
+                     f"{'pools separated' if s['separated'] else 'pools NOT separated'}")
+    for c in p.get("early_vs_final", []):
+        lo, hi = c.get("early_gain_low"), c.get("early_gain_high")
+        ci = f"[{100 * lo:+.0f}, {100 * hi:+.0f}]" if lo is not None else f"± {100 * c['early_gain_radius']:.0f}"
+        lines.append(f"  {c['early']} vs {c['final']}: early gain {100 * c['early_gain']:+.0f}% {ci} over "
+                     f"{c.get('units', '?')} units ({c['games']} games) -> {c.get('verdict', '?')}")
+    for x in p.get("excluded", []):
+        lines.append(f"  left out: member {x['member']} (missing milestone(s) {', '.join(x['missing'])})")
+    return lines
+
+
+def _atomic_bytes(path: Path, data: bytes) -> None:
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(records[0].keys()) if records else ["game"])
-        w.writeheader()
-        w.writerows(records)
-    tmp.replace(path)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
 
 
-def plot(records, game: str, metric: str, path: Path) -> None:
+def write_text(path: Path, text: str) -> None:
+    _atomic_bytes(path, text.encode())
+
+
+CSV_FIELDS = ["opponent", "opponent_budget", "game", "algorithm", "budget", "units", "games", "gain",
+              "gain_low", "gain_high", "win", "draw", "loss", "score", "score_low", "score_high"]
+
+
+def write_csv(records, path: Path) -> None:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    w.writerows(records)
+    _atomic_bytes(path, buf.getvalue().encode())
+
+
+def plot(records, title: str, metric: str, path: Path) -> None:
     """Gain (%) or score against the budget, one curve per algorithm with its 95% band."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
-    algs = sorted({r["algorithm"] for r in records if r["game"] == game})
+    algs = sorted({r["algorithm"] for r in records})
     kinds = set()
     for alg in algs:
-        rs = sorted((r for r in records if r["game"] == game and r["algorithm"] == alg),
-                    key=lambda r: budget_value(r["budget"]))
+        rs = sorted((r for r in records if r["algorithm"] == alg), key=lambda r: budget_value(r["budget"]))
         xs = [budget_value(r["budget"]) for r in rs]
         kinds |= {r["budget"].split("=")[0] for r in rs}
         ys = [r[metric] for r in rs]
-        rad = [r[metric + "_radius"] if math.isfinite(r[metric + "_radius"]) else 0.0 for r in rs]
-        ax.plot(xs, ys, marker="o", label=alg)
-        ax.fill_between(xs, [y - e for y, e in zip(ys, rad)], [y + e for y, e in zip(ys, rad)], alpha=0.2)
+        ax.plot(xs, ys, marker="*" if alg.endswith(":calibrated") else "o",
+                ms=14 if alg.endswith(":calibrated") else 6, label=alg)
+        ax.fill_between(xs, [r[metric + "_low"] for r in rs], [r[metric + "_high"] for r in rs], alpha=0.2)
     ax.axhline(0.0, color="black", lw=0.8)
-    if all(r["budget"] for r in records):
-        from matplotlib.ticker import NullFormatter, ScalarFormatter
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+    xs_all = sorted({budget_value(r["budget"]) for r in records})
+    if xs_all and xs_all[0] > 0:
         ax.set_xscale("log")
-        xs_all = sorted({budget_value(r["budget"]) for r in records if r["game"] == game})
-        ax.set_xticks(xs_all)
-        ax.xaxis.set_major_formatter(ScalarFormatter())
-        ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xticks(xs_all)
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_ylim(*((-105, 105) if metric == "gain" else (-1.05, 1.05)))
     ax.set_xlabel("search time per move (s)" if kinds == {"time"} else "search budget per move")
     ax.set_ylabel("binary gain (%)" if metric == "gain" else "score (mean f_t)")
-    ax.set_title(f"{game}: {'binary gain' if metric == 'gain' else 'score'} of the balanced player")
+    units = sorted({r["units"] for r in records})
+    span = (f"{units[0]}" if units[0] == units[-1] else f"{units[0]}-{units[-1]}") if units else "?"
+    ax.set_title(f"{title}\n{'binary gain' if metric == 'gain' else 'score'}, 95% bands over {span} "
+                 f"independent units per point", fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
     plt.close(fig)
-    tmp.replace(path)
+    _atomic_bytes(path, buf.getvalue())
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text.replace("=", "-"))
 
 
 def make_report(db_paths, out_dir, games: list[str] | None = None) -> dict:
-    """Read evaluate rows from the databases; write table.txt, results.csv and PNG figures."""
+    """Read evaluate rows from the databases; write table.txt, results.csv and PNG figures, one table
+    and one set of figures per experiment (opponent kind and budget)."""
     rows = []
     for p in db_paths:
         with ResultsDB(p) as db:
@@ -119,19 +262,33 @@ def make_report(db_paths, out_dir, games: list[str] | None = None) -> dict:
     if games:
         rows = [r for r in rows if r["game"] in games]
     records = summarise(rows)
-    games_seen = sorted({r["game"] for r in records})
-    avg = average_over_games(records) if len(games_seen) > 1 else []
+    avg = average_over_games(records)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    figures = []
-    for g in games_seen + ([avg[0]["game"]] if avg else []):
-        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in g)
-        for metric in ("gain", "score"):
-            path = out / f"{safe}_{metric}.png"
-            plot(records + avg, g, metric, path)
-            figures.append(str(path))
-    table = format_table(records + avg)
-    (out / "table.txt").write_text(table + "\n")
+    for leftover in out.glob(".*.tmp*"):          # writes killed in a previous report
+        leftover.unlink(missing_ok=True)
+    figures, sections = [], []
+    for opp, ob in _experiments(records):
+        title = experiment_title(opp, ob)
+        recs = [r for r in records + avg if r["opponent"] == opp and r["opponent_budget"] == ob]
+        sections.append(format_table(recs, f"== {title}"))
+        for g in dict.fromkeys(r["game"] for r in recs):
+            for metric in ("gain", "score"):
+                path = out / f"{opp}_{_safe(ob)}_{_safe(g)}_{metric}.png"
+                plot([r for r in recs if r["game"] == g], f"{g}: {opp} experiment, opponent {ob}", metric, path)
+                figures.append(str(path))
+    from descent.calibrate import side_by_side
+    paired = side_by_side(records + avg)
+    if paired:
+        sections.append("== calibrated and uncalibrated cells, side by side (descent calibrate)\n" + "\n".join(paired))
+    checks = ordering_check(records + avg)
+    if checks:
+        sections.append("== the paper's ordering, cell by cell (95% intervals)\n" + "\n".join(checks))
+    ranking = [line for p in db_paths for line in pools_summary(Path(p).parent)]
+    if ranking:
+        sections.append("== ranking behind the pools\n" + "\n".join(ranking))
+    table = "\n\n".join(sections)
+    write_text(out / "table.txt", table + "\n")
     write_csv(records + avg, out / "results.csv")
-    return {"records": records + avg, "table": table, "figures": figures, "out": str(out),
-            "matches": len(rows)}
+    clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in records + avg]
+    return {"records": clean, "table": table, "figures": figures, "out": str(out), "matches": len(rows)}

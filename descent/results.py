@@ -22,6 +22,15 @@ Schema (table ``matches``)::
     seconds_b    REAL
     seed         INTEGER
     finished     TEXT          -- ISO time
+    opponent     TEXT          -- evaluate: the opponent kind, 'pool' or 'mcts' (else NULL)
+    opponent_budget TEXT       -- evaluate: the opponent's budget, e.g. 'time=1'
+    opening      TEXT          -- the random opening both seats of the pairing played ('' for none)
+    opening_index INTEGER      -- which opening of the pairing (game index // 2)
+    unit         TEXT          -- the independent unit: network pair x opening
+
+Databases written before the last five columns existed are migrated when opened (columns added,
+``opponent``/``opponent_budget`` filled in from each evaluate row's key and opponent spec, ``unit``
+set to the network pair: without random openings, all games of a pair count as one unit).
 
 A match is inserted once, when it is finished, in one transaction: a killed run loses only the
 matches in progress, and rerunning skips every key already present (never a duplicate).
@@ -56,14 +65,23 @@ CREATE TABLE IF NOT EXISTS matches (
     seconds_a REAL,
     seconds_b REAL,
     seed INTEGER,
-    finished TEXT
+    finished TEXT,
+    opponent TEXT,
+    opponent_budget TEXT,
+    opening TEXT,
+    opening_index INTEGER,
+    unit TEXT
 );
 CREATE INDEX IF NOT EXISTS matches_stage ON matches (stage, game, algorithm, budget);
 """
 
-COLUMNS = ("match_key", "stage", "game", "algorithm", "budget", "agent_a", "agent_b", "net_a", "net_b",
-           "a_first", "moves", "result", "score", "a_result", "a_score", "plies", "seconds_a",
-           "seconds_b", "seed", "finished")
+LEGACY_COLUMNS = ("match_key", "stage", "game", "algorithm", "budget", "agent_a", "agent_b", "net_a",
+                  "net_b", "a_first", "moves", "result", "score", "a_result", "a_score", "plies",
+                  "seconds_a", "seconds_b", "seed", "finished")
+NEW_COLUMNS = {"opponent": "TEXT", "opponent_budget": "TEXT", "opening": "TEXT",
+               "opening_index": "INTEGER", "unit": "TEXT"}
+
+COLUMNS = LEGACY_COLUMNS + tuple(NEW_COLUMNS)
 
 
 class ResultsError(GameError):
@@ -81,9 +99,31 @@ class ResultsDB:
             cols = {r[1] for r in self.conn.execute("PRAGMA table_info(matches)")}
         except sqlite3.DatabaseError as exc:
             raise ResultsError(f"{self.path}: not a usable results database ({exc})") from None
-        missing = set(COLUMNS) - cols
+        missing = set(LEGACY_COLUMNS) - cols
         if missing:
             raise ResultsError(f"{self.path}: table 'matches' lacks columns {sorted(missing)}")
+        if set(NEW_COLUMNS) - cols:
+            self._migrate(cols)
+
+    def _migrate(self, cols: set) -> None:
+        """Add the columns of the current schema to an older database, in one transaction."""
+        try:
+            with self.conn:
+                for c, t in NEW_COLUMNS.items():
+                    if c not in cols:
+                        self.conn.execute(f"ALTER TABLE matches ADD COLUMN {c} {t}")
+                rows = self.conn.execute("SELECT id, stage, match_key, agent_b, net_a, net_b FROM matches "
+                                         "WHERE unit IS NULL").fetchall()
+                for rid, stage, key, agent_b, net_a, net_b in rows:
+                    opp = opp_budget = None
+                    if stage == "evaluate":
+                        opp = "mcts" if str(agent_b).startswith("mcts") else "pool"
+                        parts = key.split("|")
+                        opp_budget = parts[6] if len(parts) > 6 else None
+                    self.conn.execute("UPDATE matches SET opponent = ?, opponent_budget = ?, opening = '', "
+                                      "unit = ? WHERE id = ?", (opp, opp_budget, f"{net_a}|{net_b}|", rid))
+        except sqlite3.DatabaseError as exc:
+            raise ResultsError(f"{self.path}: cannot migrate to the current schema ({exc})") from None
 
     def keys(self, stage: str | None = None) -> set:
         q = "SELECT match_key FROM matches" + (" WHERE stage = ?" if stage else "")

@@ -1,14 +1,38 @@
-"""Statistics of match results: means with 95% confidence radii."""
+"""Statistics of match results: means with 95% intervals that hold for clustered games.
+
+Games are not independent: the searches are deterministic, so the games of one network pair from
+one opening are near-duplicates, and both seats of a pairing share their opening. The unit of
+independent information is the *cluster* (network pair x opening, see ``descent.tournament``), and
+the intervals here are built on clusters:
+
+- the variance of the mean is the cluster-robust (CR1, "sandwich") variance of a ratio estimator,
+  ``G/(G-1) * sum_g (y_g - m n_g)^2 / N^2`` over the G clusters (y_g: the sum of the cluster's
+  results, n_g its games, N all games);
+- it is turned into an effective number of independent observations (Kish's design effect),
+  ``n_eff = p(1-p) / var`` on the [0, 1] scale of the result, and a Wilson score interval is drawn
+  with ``n_eff`` observations and the critical value of Student's t with G-1 degrees of freedom
+  (scipy.stats). Wilson intervals stay inside the bounds and keep a sensible width at the extremes:
+  when every game is a win (no variance to estimate) each cluster counts as one binomial trial
+  (normal critical value), so 16 clusters of wins give [+61, +100] on the gain scale, 4 give
+  [+2, +100] and one game gives [-59, +100], never a radius of 0 or infinity.
+
+``tests/test_protocol.py`` checks the coverage of these intervals on simulated clustered data.
+"""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
+import numpy as np
+from scipy import stats as _st
+
 Z95 = 1.959963984540054
 
 
 def mean_ci(values) -> tuple[float, float]:
-    """Mean and the radius of its 95% confidence interval (normal approximation, sample std)."""
+    """Mean and the radius of its 95% confidence interval for independent values (normal
+    approximation, sample std). Kept for simple continuous measurements; match results use
+    ``cluster_interval``."""
     values = list(values)
     n = len(values)
     if n == 0:
@@ -21,22 +45,133 @@ def mean_ci(values) -> tuple[float, float]:
 
 
 @dataclass(frozen=True)
+class Interval:
+    """A mean of bounded results with its confidence interval (all in the results' own units)."""
+
+    mean: float
+    low: float
+    high: float
+    games: int           # observations behind the mean
+    units: int           # independent units (clusters) behind the mean
+    n_eff: float         # effective number of independent observations
+    var: float           # variance of the mean on the [0, 1] scale (NaN when not estimable)
+    df: float            # degrees of freedom of the critical value (inf: normal)
+    lo: float = -1.0     # the bounds of one result
+    hi: float = 1.0
+
+    @property
+    def radius(self) -> float:
+        """Half the width of the interval (it need not be symmetric about the mean)."""
+        return (self.high - self.low) / 2.0
+
+    def scaled(self, k: float) -> "Interval":
+        return Interval(self.mean * k, self.low * k, self.high * k, self.games, self.units, self.n_eff,
+                        self.var, self.df, self.lo * k, self.hi * k)
+
+    def separated_from(self, value: float) -> int:
+        """+1 when the whole interval lies above ``value``, -1 below, 0 when it contains it."""
+        return 1 if self.low > value else (-1 if self.high < value else 0)
+
+
+def _critical(level: float, df: float) -> float:
+    q = 1.0 - (1.0 - level) / 2.0
+    return float(_st.norm.ppf(q)) if not math.isfinite(df) or df <= 0 else float(_st.t.ppf(q, df))
+
+
+def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
+    z2n = z * z / n
+    centre = (p + z2n / 2.0) / (1.0 + z2n)
+    half = z / (1.0 + z2n) * math.sqrt(max(p * (1.0 - p), 0.0) / n + z * z / (4.0 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _from_p(p: float, var: float, games: int, units: int, df: float, level: float, lo: float,
+            hi: float) -> Interval:
+    q = p * (1.0 - p)
+    if q <= 1e-15:
+        # all at a bound: no variance to estimate; each independent unit counts as one binomial trial
+        # (normal critical value: Wilson's interval for units successes out of units)
+        n_eff, df = float(units), float("inf")
+    elif not (var > 0.0):
+        n_eff, df = float(games), float("inf")   # identical cluster means: at most one per game
+    else:
+        n_eff = min(float(games), max(1.0, q / var))
+    a, b = _wilson(p, n_eff, _critical(level, df))
+    span = hi - lo
+    return Interval(lo + span * p, lo + span * a, lo + span * b, games, units, n_eff, var, df, lo, hi)
+
+
+def cluster_interval(values, clusters=None, lo: float = -1.0, hi: float = 1.0,
+                     level: float = 0.95) -> Interval:
+    """Mean of ``values`` (each in [lo, hi]) with a cluster-robust Wilson interval.
+
+    ``clusters``: one label per value naming its independent unit (None: every value its own unit).
+    """
+    v = np.clip(np.asarray(list(values), dtype=float), lo, hi)
+    n = len(v)
+    if n == 0:
+        nan = float("nan")
+        return Interval(nan, nan, nan, 0, 0, 0.0, nan, nan, lo, hi)
+    p_i = (v - lo) / (hi - lo)
+    labels = list(range(n)) if clusters is None else list(clusters)
+    if len(labels) != n:
+        raise ValueError("one cluster label per value")
+    _, inv = np.unique(np.asarray([str(c) for c in labels]), return_inverse=True)
+    g = int(inv.max()) + 1
+    y = np.bincount(inv, weights=p_i, minlength=g)
+    ng = np.bincount(inv, minlength=g).astype(float)
+    p = float(p_i.mean())
+    if g >= 2:
+        var = g / (g - 1.0) * float(((y - p * ng) ** 2).sum()) / (n * n)
+        df = g - 1.0
+    else:
+        var, df = float("nan"), float("inf")
+    return _from_p(p, var, n, g, df, level, lo, hi)
+
+
+def average_intervals(parts: list[Interval], level: float = 0.95) -> Interval:
+    """The mean of independent estimates (e.g. one per game), with its interval: variances add,
+    degrees of freedom by Welch-Satterthwaite."""
+    parts = [x for x in parts if x.games > 0]
+    if not parts:
+        nan = float("nan")
+        return Interval(nan, nan, nan, 0, 0, 0.0, nan, nan)
+    lo, hi = parts[0].lo, parts[0].hi
+    k = len(parts)
+    ps = [(x.mean - x.lo) / (x.hi - x.lo) for x in parts]
+    # each part's variance on the [0, 1] scale; where none could be estimated, the one its n_eff implies
+    vs = []
+    for x, p in zip(parts, ps):
+        v = x.var if math.isfinite(x.var) and x.var > 0 else p * (1 - p) / max(x.n_eff, 1.0)
+        vs.append(v)
+    p = sum(ps) / k
+    var = sum(vs) / (k * k)
+    terms = [(v / (k * k)) ** 2 / (x.df if math.isfinite(x.df) and x.df > 0 else 1e9)
+             for v, x in zip(vs, parts)]
+    df = (var * var / sum(terms)) if var > 0 and sum(terms) > 0 else float(sum(x.units for x in parts) - k)
+    return _from_p(p, var, sum(x.games for x in parts), sum(x.units for x in parts), df, level, lo, hi)
+
+
+@dataclass(frozen=True)
 class MatchSummary:
-    """Results from one agent's point of view."""
+    """Results from one agent's point of view; intervals by ``cluster_interval`` (every game its own
+    unit unless ``clusters`` is given)."""
 
     games: int
     wins: int
     draws: int
     losses: int
     gain: float          # mean binary result, in [-1, 1]
-    gain_radius: float
+    gain_radius: float   # half the width of its 95% interval
     score: float         # mean terminal evaluation f_t
     score_radius: float
+    gain_ci: Interval | None = None
+    score_ci: Interval | None = None
 
     @classmethod
-    def from_results(cls, binaries, scores) -> "MatchSummary":
+    def from_results(cls, binaries, scores, clusters=None) -> "MatchSummary":
         binaries, scores = list(binaries), list(scores)
-        g, gr = mean_ci(binaries)
-        s, sr = mean_ci(scores)
+        g = cluster_interval(binaries, clusters)
+        s = cluster_interval(scores, clusters)
         return cls(len(binaries), sum(1 for b in binaries if b > 0), sum(1 for b in binaries if b == 0),
-                   sum(1 for b in binaries if b < 0), g, gr, s, sr)
+                   sum(1 for b in binaries if b < 0), g.mean, g.radius, s.mean, s.radius, g, s)

@@ -5,18 +5,38 @@ the low nets (or against plain MCTS).
 
 Every match is a row in SQLite (``descent.results``) keyed by what it is; rerunning a stage skips the
 keys already there, so a killed stage loses only the matches in progress.
+
+Independent units. The searches are deterministic, so two games of the same network pair from the
+same position are near-duplicates. Every pairing therefore plays ``games_per_pair`` games in seat
+pairs: games 2j and 2j+1 start from the same seeded random opening j (``opening_plies`` uniformly
+random plies, the same for both seats; the opening depends on the seed, the stage, the pair and j,
+never on the algorithm or budget under test, so that algorithms are compared on the same openings).
+The opening is recorded with each match, and the unit of independent information is the pair x
+opening (``unit`` column); intervals (``descent.stats``) are computed over those units.
+
+Milestones. The early and final checkpoints are the first and last milestones recorded in
+``run.json`` (``milestones``); when the run record has none, those found in the members' directories
+are used, with a note. A member that has not reached every milestone is left out and flagged.
 """
 from __future__ import annotations
 
 import json
+import random
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from games.errors import GameError
 from descent.match import run_tasks
 from descent.ratings import ELO, fit
 from descent.results import ResultsDB
-from descent.stats import MatchSummary
+from descent.stats import MatchSummary, cluster_interval
+
+DEFAULT_RANK_GAMES = 16        # games per pair in rank and in the early-versus-final check
+DEFAULT_EVAL_GAMES = 8         # games per pair in evaluate
+DEFAULT_OPENING_PLIES = 4
+BOOTSTRAP = 400                # cluster-bootstrap resamples behind the confidence of the pool split
 
 
 class ProtocolError(GameError):
@@ -35,21 +55,32 @@ class Net:
         return f"m{self.member:02d}@{self.milestone}"
 
 
-def find_nets(run_dir: Path, game: str) -> dict[int, list[Net]]:
-    """Milestone checkpoints per member, sorted by training time."""
-    run_dir = Path(run_dir)
+def _run_record(run_dir: Path, game: str) -> dict:
     rec_path = run_dir / "run.json"
     if not rec_path.exists():
         raise ProtocolError(f"{run_dir}: no training run here (run.json missing); train first with "
                             f"`descent train {game} --out {run_dir}`")
-    rec = json.loads(rec_path.read_text())
+    try:
+        rec = json.loads(rec_path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ProtocolError(f"{rec_path}: unreadable run record ({exc})") from None
     if rec.get("game") != game:
         raise ProtocolError(f"{run_dir}: a run of {rec.get('game')}, not of {game}")
+    return rec
+
+
+def find_nets(run_dir: Path, game: str) -> dict[int, list[Net]]:
+    """Milestone checkpoints per member, sorted by training time."""
+    run_dir = Path(run_dir)
+    _run_record(run_dir, game)
     out: dict[int, list[Net]] = {}
     for mj in run_dir.glob("member_*/milestone_*.json"):
-        meta = json.loads(mj.read_text())
+        try:
+            meta = json.loads(mj.read_text())
+        except (OSError, ValueError):
+            continue                          # a torn metadata file: that milestone is not there
         weights = mj.with_suffix(".weights.h5")
-        if not weights.exists():
+        if not weights.exists() or "member" not in meta or "milestone" not in meta:
             continue
         out.setdefault(meta["member"], []).append(
             Net(meta["member"], meta["milestone"], meta.get("milestone_seconds", 0.0), str(weights)))
@@ -58,8 +89,74 @@ def find_nets(run_dir: Path, game: str) -> dict[int, list[Net]]:
     return dict(sorted(out.items()))
 
 
+def select_members(run_dir: Path, game: str) -> dict:
+    """The early and final checkpoint of every member that reached all the run's milestones.
+
+    Returns ``{"milestones": [...], "early": {m: Net}, "final": {m: Net}, "excluded": [{member,
+    has, missing}], "note": str | None}``.
+    """
+    run_dir = Path(run_dir)
+    rec = _run_record(run_dir, game)
+    nets = find_nets(run_dir, game)
+    note = None
+    recorded = rec.get("milestones")
+    if recorded:
+        names = [m[0] if isinstance(m, (list, tuple)) else str(m) for m in recorded]
+    else:
+        seen: dict[str, float] = {}
+        for ns in nets.values():
+            for n in ns:
+                seen[n.milestone] = max(seen.get(n.milestone, 0.0), n.seconds)
+        names = sorted(seen, key=seen.get)
+        note = (f"{run_dir}/run.json records no milestones; using those found in the members: "
+                f"{', '.join(names) or 'none'}")
+    early, final, excluded = {}, {}, []
+    members = sorted(set(nets) | {int(p.name.split("_")[1]) for p in run_dir.glob("member_*")
+                                  if p.name.split("_")[1].isdigit()})
+    for m in members:
+        have = {n.milestone: n for n in nets.get(m, [])}
+        missing = [x for x in names if x not in have]
+        if missing or not names:
+            excluded.append({"member": m, "has": sorted(have), "missing": missing})
+            continue
+        early[m], final[m] = have[names[0]], have[names[-1]]
+    return {"milestones": names, "early": early, "final": final, "excluded": excluded, "note": note}
+
+
 def _join(spec: str, extra: str) -> str:
     return spec + ("," if ":" in spec else ":") + extra if extra else spec
+
+
+def make_opening(game: str, plies: int, key: str) -> list[str]:
+    """``plies`` uniformly random moves from the start, seeded by ``key`` (a string: reproducible
+    across runs and machines); never a finished game (shorter when every try ends the game)."""
+    import games
+    info = games.load(game)
+    rng = random.Random(f"opening|{game}|{key}")
+    for n in range(plies, 0, -1):
+        for _ in range(50):
+            state = info.new_state()
+            moves = []
+            while len(moves) < n and not state.is_game_over():
+                a = rng.choice(state.legal_actions_list())
+                moves.append(state.move_to_str(a))
+                state.push(a)
+            if not state.is_game_over():
+                return moves
+    return []
+
+
+class _Openings:
+    def __init__(self, game: str, plies: int, seed: int, stage: str):
+        self.game, self.plies, self.seed, self.stage = game, plies, seed, stage
+        self.cache: dict = {}
+
+    def __call__(self, a: str, b: str, j: int) -> list[str]:
+        k = (a, b, j)
+        if k not in self.cache:
+            self.cache[k] = (make_opening(self.game, self.plies, f"{self.seed}|{self.stage}|{a}|{b}|{j}")
+                             if self.plies > 0 else [])
+        return self.cache[k]
 
 
 def _progress(tasks, workers, desc, db, row_fn, progress=True, ray_address=None):
@@ -74,56 +171,105 @@ def _progress(tasks, workers, desc, db, row_fn, progress=True, ray_address=None)
 
 
 def _row(task: dict, rec) -> dict:
+    opening = task.get("opening") or []
     return {"match_key": task["key"], "stage": task["stage"], "game": task["game"],
             "algorithm": task.get("algorithm"), "budget": task.get("budget"),
             "agent_a": task["agent_a"], "agent_b": task["agent_b"], "net_a": task.get("net_a"),
             "net_b": task.get("net_b"), "a_first": int(rec.a_first), "moves": " ".join(rec.moves),
             "result": rec.result, "score": rec.score, "a_result": rec.a_result, "a_score": rec.a_score,
             "plies": rec.plies, "seconds_a": rec.seconds_a, "seconds_b": rec.seconds_b,
-            "seed": task["seed"]}
+            "seed": task["seed"], "opponent": task.get("opponent"),
+            "opponent_budget": task.get("opponent_budget"), "opening": " ".join(opening),
+            "opening_index": task["index"] // 2,
+            "unit": f"{task.get('net_a')}|{task.get('net_b')}|{' '.join(opening)}"}
+
+
+def unit_of(row: dict) -> str:
+    """The independent unit of a match row (pair x opening; the pair for rows without one)."""
+    return row.get("unit") or f"{row.get('net_a')}|{row.get('net_b')}|"
+
+
+def _pair_tasks(stage, game, agent, a: Net, b: Net, games_per_pair, seed, opening_plies, openings,
+                match_seed, have):
+    tasks = []
+    for k in range(games_per_pair):
+        key = f"{stage}|{game}|{agent}|{a.label}|{b.label}|{k}|{seed}|op{opening_plies}"
+        if key in have:
+            continue
+        tasks.append({"key": key, "stage": stage, "game": game,
+                      "agent_a": _join(agent, f"net={a.path}"), "agent_b": _join(agent, f"net={b.path}"),
+                      "net_a": a.label, "net_b": b.label, "index": k, "a_first": k % 2 == 0,
+                      "seed": match_seed, "opening": openings(a.label, b.label, k // 2)})
+    return tasks
 
 
 # ---- rank ------------------------------------------------------------------------------------------
 
-def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe", games_per_pair: int = 2,
-         opening_plies: int = 0, workers: int = 1, seed: int = 0, db_path=None, progress=True,
-         echo=print, ray_address: str | None = None) -> dict:
-    """Round-robin among the final checkpoints; pools written to ``<run>/pools.json``."""
+def _split_confidence(n: int, games: list, units: list, high_idx: list[int], low_idx: list[int],
+                      seed: int, resamples: int = BOOTSTRAP) -> dict:
+    """Cluster bootstrap of the Bradley-Terry fit: resample the independent units (pair x opening)
+    with replacement, refit, and record the margin between the weakest high and the strongest low
+    network (in Elo) and whether the same networks come out on top."""
+    by_unit: dict = {}
+    for gm, u in zip(games, units):
+        by_unit.setdefault(u, []).append(gm)
+    keys = sorted(by_unit)
+    rng = np.random.default_rng(seed)
+    margins, same = [], 0
+    hs = set(high_idx)
+    for _ in range(resamples):
+        pick = rng.integers(0, len(keys), len(keys))
+        sample = [gm for i in pick for gm in by_unit[keys[i]]]
+        r, _ = fit(n, sample)
+        margins.append(ELO * (min(r[i] for i in high_idx) - max(r[i] for i in low_idx)))
+        top = set(np.argsort(-r)[: len(high_idx)].tolist())
+        same += top == hs
+    lo, hi = np.percentile(margins, [2.5, 97.5]) if margins else (float("nan"), float("nan"))
+    return {"margin_low": float(lo), "margin_high": float(hi), "same_split": same / max(1, resamples),
+            "resamples": resamples, "units": len(keys)}
+
+
+def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
+         games_per_pair: int = DEFAULT_RANK_GAMES, opening_plies: int = DEFAULT_OPENING_PLIES,
+         workers: int = 1, seed: int = 0, db_path=None, progress=True, echo=print,
+         ray_address: str | None = None) -> dict:
+    """Round-robin among the final checkpoints; pools written to ``<run>/pools.json`` with the
+    confidence of the split and the early-versus-final check of the low pool."""
     from search_ext.agents import parse_agent
     from training.network import write_json
     parse_agent(agent)
     run_dir = Path(run_dir)
-    nets = find_nets(run_dir, game)
-    members = [m for m, ns in nets.items() if ns]
+    sel = select_members(run_dir, game)
+    if sel["note"]:
+        echo(f"note: {sel['note']}")
+    for x in sel["excluded"]:
+        echo(f"left out: member {x['member']} has not reached milestone(s) {', '.join(x['missing'])} "
+             f"(has {', '.join(x['has']) or 'none'}); continue its training with `descent train`")
+    final, early = sel["final"], sel["early"]
+    members = sorted(final)
     if len(members) < 2:
-        raise ProtocolError(f"{run_dir}: {len(members)} trained network(s); ranking needs at least 2")
-    final = {m: nets[m][-1] for m in members}
-    early = {m: nets[m][0] for m in members}
+        raise ProtocolError(f"{run_dir}: {len(members)} network(s) reached every milestone "
+                            f"({', '.join(sel['milestones']) or 'none recorded'}); ranking needs at least 2")
     db = ResultsDB(db_path or run_dir / "results.db")
     have = db.keys("rank")
+    openings = _Openings(game, opening_plies, seed, "rank")
     tasks = []
     for x in range(len(members)):
         for y in range(x + 1, len(members)):
-            a, b = final[members[x]], final[members[y]]
-            for k in range(games_per_pair):
-                key = f"rank|{game}|{agent}|{a.label}|{b.label}|{k}|{seed}|{opening_plies}"
-                if key in have:
-                    continue
-                tasks.append({"key": key, "stage": "rank", "game": game,
-                              "agent_a": _join(agent, f"net={a.path}"), "agent_b": _join(agent, f"net={b.path}"),
-                              "net_a": a.label, "net_b": b.label, "index": k, "a_first": k % 2 == 0,
-                              "seed": seed * 7919 + x * 101 + y, "opening_plies": opening_plies})
+            tasks += _pair_tasks("rank", game, agent, final[members[x]], final[members[y]], games_per_pair,
+                                 seed, opening_plies, openings, seed * 7919 + x * 101 + y, have)
     if tasks:
         _progress(tasks, workers, f"rank {game}", db, _row, progress, ray_address)
     rows = [r for r in db.rows("rank", game) if r["match_key"].split("|")[2] == agent]
     idx = {final[m].label: i for i, m in enumerate(members)}
-    pair_games, points, played = [], [0.0] * len(members), [0] * len(members)
+    pair_games, units, points, played = [], [], [0.0] * len(members), [0] * len(members)
     for r in rows:
         if r["net_a"] not in idx or r["net_b"] not in idx:
             continue
         i, j = idx[r["net_a"]], idx[r["net_b"]]
         s = (r["a_result"] + 1) / 2.0
         pair_games.append((i, j, s))
+        units.append(unit_of(r))
         points[i] += s
         points[j] += 1 - s
         played[i] += 1
@@ -134,30 +280,37 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe", games_
               "score": points[i] / max(1, played[i]), "games": played[i],
               "elo": float(ELO * ratings[i]), "elo_radius": float(ELO * radii[i])}
              for k, i in enumerate(order)]
-    half = len(order) // 2
-    high = [members[i] for i in order[: len(order) - half]] if len(order) % 2 else \
-        [members[i] for i in order[:half]]
-    low = [m for m in members if m not in high]
-    pools = {"game": game, "agent": agent, "games_per_pair": games_per_pair, "seed": seed,
-             "ranking": table,
+    n_high = (len(order) + 1) // 2
+    high_idx, low_idx = order[:n_high], order[n_high:]
+    high = [members[i] for i in high_idx]
+    low = [members[i] for i in low_idx]
+    split = _split_confidence(len(members), pair_games, units, high_idx, low_idx, seed)
+    # the high pool's gain against the low pool in the round robin, over its independent units
+    cross_b, cross_u = [], []
+    for (i, j, s), u in zip(pair_games, units):
+        if (i in high_idx) != (j in high_idx):
+            cross_b.append(2 * s - 1 if i in high_idx else 1 - 2 * s)
+            cross_u.append(u)
+    cross = cluster_interval(cross_b, cross_u)
+    split.update({"high_vs_low_gain": cross.mean, "high_vs_low_low": cross.low,
+                  "high_vs_low_high": cross.high, "high_vs_low_games": cross.games,
+                  "high_vs_low_units": cross.units, "separated": bool(split["margin_low"] > 0)})
+    pools = {"game": game, "agent": agent, "games_per_pair": games_per_pair, "opening_plies": opening_plies,
+             "seed": seed, "milestones": sel["milestones"], "excluded": sel["excluded"],
+             "ranking": table, "split": split,
              "high": [{"member": m, "net": final[m].label, "path": final[m].path} for m in high],
              "low": [{"member": m, "net": early[m].label, "path": early[m].path,
                       "final": final[m].label} for m in low]}
     # verify that the early checkpoints of the low pool are weaker than their final versions
     have = db.keys("early_vs_final")
+    openings = _Openings(game, opening_plies, seed, "early_vs_final")
     tasks = []
     for m in low:
         e, f = early[m], final[m]
         if e.path == f.path:
             continue
-        for k in range(games_per_pair):
-            key = f"early_vs_final|{game}|{agent}|{e.label}|{f.label}|{k}|{seed}|{opening_plies}"
-            if key in have:
-                continue
-            tasks.append({"key": key, "stage": "early_vs_final", "game": game,
-                          "agent_a": _join(agent, f"net={e.path}"), "agent_b": _join(agent, f"net={f.path}"),
-                          "net_a": e.label, "net_b": f.label, "index": k, "a_first": k % 2 == 0,
-                          "seed": seed * 7919 + 50_000 + m, "opening_plies": opening_plies})
+        tasks += _pair_tasks("early_vs_final", game, agent, e, f, games_per_pair, seed, opening_plies,
+                             openings, seed * 7919 + 50_000 + m, have)
     if tasks:
         _progress(tasks, workers, f"early vs final {game}", db, _row, progress, ray_address)
     checks = []
@@ -166,10 +319,14 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe", games_
               and r["net_b"] == final[m].label and r["match_key"].split("|")[2] == agent]
         if not rs:
             continue
-        s = MatchSummary.from_results([r["a_result"] for r in rs], [r["a_score"] for r in rs])
+        s = MatchSummary.from_results([r["a_result"] for r in rs], [r["a_score"] for r in rs],
+                                      [unit_of(r) for r in rs])
+        side = s.gain_ci.separated_from(0.0)
         checks.append({"member": m, "early": early[m].label, "final": final[m].label, "games": s.games,
-                       "early_gain": s.gain, "early_gain_radius": s.gain_radius,
-                       "early_weaker": s.gain < 0})
+                       "units": s.gain_ci.units, "early_gain": s.gain, "early_gain_low": s.gain_ci.low,
+                       "early_gain_high": s.gain_ci.high, "early_gain_radius": s.gain_radius,
+                       "early_weaker": side < 0,
+                       "verdict": {-1: "weaker", 1: "stronger", 0: "not separated"}[side]})
     pools["early_vs_final"] = checks
     db.close()
     write_json(run_dir / "pools.json", pools)
@@ -191,45 +348,73 @@ def parse_budget(text: str) -> str:
     return f"{k}={v}"
 
 
+def _calibrated_plan(run_dir, game: str, alg: str, opponent: str):
+    """``ALGORITHM:calibrated`` -> (ALGORITHM, [its calibrated budget]) from ``descent calibrate``'s
+    results in the run (issue 15); None for any other algorithm."""
+    base, _, opt = alg.partition(":")
+    if opt.strip() != "calibrated":
+        return None
+    from descent.calibrate import find_calibration
+    cal = find_calibration(game, base, run_dir=run_dir, prefer_against="pool" if opponent == "pool" else "mcts")
+    if cal is None:
+        raise ProtocolError(f"{alg}: no calibration of {base} for {game} in {Path(run_dir) / 'calibrations'}; "
+                            f"run `descent calibrate {game} --algorithm {base} --run {run_dir}` first")
+    return base, [f"{cal['unit']}={cal['budget']}"]
+
+
 def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], opponent: str = "pool",
-             opponent_budget: str = "time=1", games_per_pair: int = 2, workers: int = 1, seed: int = 0,
-             db_path=None, progress=True, ray_address: str | None = None) -> int:
+             opponent_budget: str = "time=1", games_per_pair: int = DEFAULT_EVAL_GAMES, workers: int = 1,
+             seed: int = 0, db_path=None, progress=True, ray_address: str | None = None,
+             opening_plies: int = DEFAULT_OPENING_PLIES) -> int:
     """Every high net playing each algorithm at each budget against every low net (Unbounded
-    Minimax at ``opponent_budget``) or plain MCTS, both seats. Returns the number of matches run."""
+    Minimax at ``opponent_budget``) or plain MCTS, ``games_per_pair`` games per pairing (seat pairs
+    sharing a random opening). Returns the number of matches run."""
     from search_ext.agents import parse_agent
     run_dir = Path(run_dir)
     pools_path = run_dir / "pools.json"
     if not pools_path.exists():
         raise ProtocolError(f"{run_dir}: no pools yet (pools.json missing); run `descent rank {game} "
                             f"--run {run_dir}` first")
-    pools = json.loads(pools_path.read_text())
+    try:
+        pools = json.loads(pools_path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ProtocolError(f"{pools_path}: unreadable ({exc}); rerun `descent rank`") from None
     if pools.get("game") != game:
         raise ProtocolError(f"{pools_path}: pools of {pools.get('game')}, not of {game}")
+    for p in pools["high"] + pools["low"]:
+        if not Path(p["path"]).exists():
+            raise ProtocolError(f"{pools_path}: checkpoint {p['path']} of {p['net']} is missing; "
+                                f"rerun `descent rank {game} --run {run_dir}`")
     budgets = [parse_budget(b) for b in budgets]
     opp_budget = parse_budget(opponent_budget)
-    for alg in algorithms:
-        parse_agent(_join(alg, budgets[0]))
+    plan = {alg: _calibrated_plan(run_dir, game, alg, opponent) or (alg, budgets) for alg in algorithms}
+    for alg, (spec, alg_budgets) in plan.items():
+        parse_agent(_join(spec, alg_budgets[0]))
     if opponent not in ("pool", "mcts"):
         raise ProtocolError(f"opponent {opponent!r}: expected pool or mcts")
     db = ResultsDB(db_path or run_dir / "results.db")
     have = db.keys("evaluate")
     opponents = ([(o["net"], _join(f"minimax:{opp_budget}", f"net={o['path']}")) for o in pools["low"]]
                  if opponent == "pool" else [("mcts", f"mcts:{opp_budget}")])
+    openings = _Openings(game, opening_plies, seed, "evaluate")
     tasks = []
     for alg in algorithms:
-        for budget in budgets:
+        spec, alg_budgets = plan[alg]
+        for budget in alg_budgets:
             for h in pools["high"]:
-                a_spec = _join(_join(alg, budget), f"net={h['path']}")
+                a_spec = _join(_join(spec, budget), f"net={h['path']}")
                 for o_label, o_spec in opponents:
                     for k in range(games_per_pair):
                         key = (f"evaluate|{game}|{alg}|{budget}|{h['net']}|{o_label}|{opp_budget}|{k}|"
-                               f"{seed}")
+                               f"{seed}|{opponent}|op{opening_plies}")
                         if key in have:
                             continue
                         tasks.append({"key": key, "stage": "evaluate", "game": game, "algorithm": alg,
                                       "budget": budget, "agent_a": a_spec, "agent_b": o_spec,
                                       "net_a": h["net"], "net_b": o_label, "index": k,
-                                      "a_first": k % 2 == 0, "seed": seed * 7919 + k + 1})
+                                      "a_first": k % 2 == 0, "seed": seed * 7919 + k + 1,
+                                      "opponent": opponent, "opponent_budget": opp_budget,
+                                      "opening": openings(h["net"], o_label, k // 2)})
     n = _progress(tasks, workers, f"evaluate {game}", db, _row, progress, ray_address) if tasks else 0
     db.close()
     return n

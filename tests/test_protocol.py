@@ -1,4 +1,9 @@
-"""Ranking, balancing evaluation, results database and reports (the Minibal protocol)."""
+"""Ranking, balancing evaluation, results database and reports (the Minibal protocol).
+
+Values, not only counts: interval coverage on simulated clustered data, extreme cells, Bradley-Terry
+recovery and the pool split on synthetic results with known strengths, openings shared by both
+seats, the report's grouping by experiment, schema migration, milestone selection.
+"""
 import json
 import os
 import signal
@@ -12,7 +17,7 @@ import numpy as np
 import pytest
 
 from descent.ratings import fit
-from descent.stats import MatchSummary, mean_ci
+from descent.stats import MatchSummary, average_intervals, cluster_interval, mean_ci
 
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), TF_CPP_MIN_LOG_LEVEL="3")
 
@@ -22,14 +27,75 @@ def descent(*args, timeout=600):
                           env=ENV, timeout=timeout)
 
 
-def test_confidence_radii_on_known_data():
-    m, r = mean_ci([1, -1, 0, 1])
-    # mean 0.25, sample variance 0.9167, radius 1.96 * sqrt(0.9167 / 4)
-    assert m == pytest.approx(0.25) and r == pytest.approx(1.959964 * np.sqrt(0.9166667 / 4), rel=1e-5)
+# ---- statistics ------------------------------------------------------------------------------------
+
+def _clustered(rng, n_units, per_unit, sd, base):
+    """Games in {-1, 0, 1} whose win probability shifts by a random effect shared within a unit."""
+    eff = rng.normal(0.0, sd, n_units)
+    vals, units = [], []
+    for g in range(n_units):
+        p = 1.0 / (1.0 + np.exp(-(base + eff[g])))
+        u = rng.random(per_unit)
+        vals += list(np.where(u < 0.9 * p, 1, np.where(u < 0.9 * p + 0.1, 0, -1)))
+        units += [g] * per_unit
+    return vals, units
+
+
+def _true_gain(sd, base):
+    e = np.random.default_rng(99).normal(0.0, sd, 400_000)
+    p = 1.0 / (1.0 + np.exp(-(base + e)))
+    return float(np.mean(0.9 * p - (1 - 0.9 * p - 0.1)))
+
+
+@pytest.mark.parametrize("n_units,per_unit,sd,base", [(16, 4, 1.5, 0.5), (8, 8, 2.0, 1.0), (32, 2, 1.0, 0.0)])
+def test_cluster_intervals_cover_the_truth_at_the_nominal_rate(n_units, per_unit, sd, base):
+    rng = np.random.default_rng(n_units * 1000 + per_unit)
+    truth = _true_gain(sd, base)
+    reps, hit, hit_naive = 600, 0, 0
+    for _ in range(reps):
+        vals, units = _clustered(rng, n_units, per_unit, sd, base)
+        iv = cluster_interval(vals, units)
+        hit += iv.low <= truth <= iv.high
+        naive = cluster_interval(vals)             # every game its own unit
+        hit_naive += naive.low <= truth <= naive.high
+        assert -1.0 <= iv.low <= iv.mean <= iv.high <= 1.0
+        assert iv.units == n_units and iv.games == n_units * per_unit
+    assert 0.92 <= hit / reps <= 0.99, hit / reps
+    if per_unit >= 4:
+        # treating clustered games as independent under-covers: the reason for clusters
+        assert hit_naive / reps < 0.90
+
+
+def test_extreme_cells_get_sensible_intervals():
+    one = cluster_interval([1])
+    assert one.mean == 1.0 and one.high == 1.0 and -0.7 < one.low < -0.5     # Wilson, n = 1
+    allwin = cluster_interval([1] * 64, [i // 4 for i in range(64)])
+    assert allwin.units == 16 and allwin.high == 1.0 and 0.4 < allwin.low < 0.7
+    # more independent units, narrower interval; the same games in fewer units, wider
+    more = cluster_interval([1] * 64)
+    assert allwin.low < more.low < 1.0
+    allloss = cluster_interval([-1] * 10, [0] * 10)                           # one unit only
+    assert allloss.high > -1.0 + 0.5 and allloss.low == -1.0
+    # seat pairs that split win/loss every time: a balanced cell, never a degenerate radius
+    split = cluster_interval([1, -1] * 8, [i // 2 for i in range(16)])
+    assert split.mean == 0.0 and 0.0 < split.radius < 0.6
     s = MatchSummary.from_results([1, 1, 0, -1, 1], [0.5, 0.7, 0.0, -0.4, 0.9])
     assert (s.games, s.wins, s.draws, s.losses) == (5, 3, 1, 1)
     assert s.gain == pytest.approx(0.4) and s.score == pytest.approx(0.34)
-    assert mean_ci([1, 1, 1])[1] == 0.0
+    assert s.gain_ci.low < 0.4 < s.gain_ci.high and s.gain_radius == pytest.approx(s.gain_ci.radius)
+    m, r = mean_ci([1, -1, 0, 1])
+    assert m == pytest.approx(0.25) and r == pytest.approx(1.959964 * np.sqrt(0.9166667 / 4), rel=1e-5)
+
+
+def test_average_over_games_narrows_and_stays_in_bounds():
+    rng = np.random.default_rng(5)
+    parts = [cluster_interval(*_clustered(rng, 16, 4, 1.0, b)) for b in (0.0, 0.5, 1.0)]
+    avg = average_intervals(parts)
+    assert avg.mean == pytest.approx(np.mean([p.mean for p in parts]))
+    assert avg.radius < min(p.radius for p in parts)
+    assert avg.units == 48 and avg.games == 192
+    top = average_intervals([cluster_interval([1] * 8, [0, 0, 1, 1, 2, 2, 3, 3])] * 2)
+    assert top.high == 1.0 and top.low < 1.0
 
 
 def test_bradley_terry_recovers_the_true_order():
@@ -45,20 +111,77 @@ def test_bradley_terry_recovers_the_true_order():
     assert list(np.argsort(r)) == list(np.argsort(true))
     assert np.all(radii > 0) and np.all(radii < 0.3)
     assert abs(r.mean()) < 1e-9
+    # the spread matches the truth (draws count half; strengths are shrunk, not inflated)
+    assert 0.6 < np.polyfit(true, r, 1)[0] < 1.1
+
+
+def test_split_confidence_on_synthetic_results():
+    from descent.tournament import _split_confidence
+    rng = np.random.default_rng(11)
+
+    def simulate(true, per_pair):
+        games, units = [], []
+        for i in range(len(true)):
+            for j in range(i + 1, len(true)):
+                for k in range(per_pair):
+                    p = 1 / (1 + np.exp(-(true[i] - true[j])))
+                    games.append((i, j, float(rng.random() < p)))
+                    units.append(f"{i}|{j}|{k // 2}")
+        return games, units
+    # clearly separated pools, many games: the split holds with confidence
+    true = np.array([2.0, 1.8, -1.8, -2.0])
+    g, u = simulate(true, 32)
+    r, _ = fit(4, g)
+    order = list(np.argsort(-r))
+    assert sorted(order[:2]) == [0, 1]
+    conf = _split_confidence(4, g, u, order[:2], order[2:], seed=0, resamples=200)
+    assert conf["margin_low"] > 0 and conf["same_split"] > 0.95
+    # four equal networks: whatever split comes out is not separated
+    g, u = simulate(np.zeros(4), 4)
+    r, _ = fit(4, g)
+    order = list(np.argsort(-r))
+    conf = _split_confidence(4, g, u, order[:2], order[2:], seed=0, resamples=200)
+    assert conf["margin_low"] <= 0 < conf["margin_high"] and conf["same_split"] < 0.9
+
+
+# ---- openings and the protocol on a small run ---------------------------------------------------
+
+def test_openings_are_reproducible_legal_and_not_finished():
+    import games
+    from descent.tournament import make_opening
+    a = make_opening("reversi(size=6)", 4, "0|rank|m00@a|m01@a|3")
+    assert a == make_opening("reversi(size=6)", 4, "0|rank|m00@a|m01@a|3") and len(a) == 4
+    others = {tuple(make_opening("reversi(size=6)", 4, f"0|rank|m00@a|m01@a|{j}")) for j in range(12)}
+    assert len(others) > 3
+    state = games.load("reversi(size=6)").new_state()
+    for mv in a:
+        state.push(state.parse_move(mv))
+    assert not state.is_game_over()
+    # tic-tac-toe cannot end in 4 plies; 9 plies would end it, so the opening is shortened
+    t = make_opening("tic_tac_toe", 9, "x")
+    s = games.load("tic_tac_toe").new_state()
+    for mv in t:
+        s.push(s.parse_move(mv))
+    assert 0 < len(t) < 9 and not s.is_game_over()
+    assert make_opening("tic_tac_toe", 0, "x") == []
 
 
 @pytest.fixture(scope="module")
 def fake_run(tmp_path_factory):
-    """A run directory with four members, each with an early and a final checkpoint (untrained
-    networks of different seeds: enough to exercise the protocol quickly)."""
+    """A run directory with four complete members (an early and a final checkpoint each) and one
+    partial member (early only), with the milestones recorded in run.json (untrained networks of
+    different seeds: enough to exercise the protocol quickly)."""
     from training.network import build_model, save_weights, write_json
     run = tmp_path_factory.mktemp("run")
     cfg = {"network": {"filters": 4, "blocks": 1, "head_units": 8}}
-    write_json(run / "run.json", {"game": "tic_tac_toe", "config": cfg, "seed": 0, "format": "descent-run-1"})
-    for m in range(4):
+    write_json(run / "run.json", {"game": "tic_tac_toe", "config": cfg, "seed": 0, "format": "descent-run-1",
+                                  "milestones": [["early", 1.0], ["final", 2.0]]})
+    for m in range(5):
         d = run / f"member_{m:02d}"
         d.mkdir()
         for name, secs, seed in (("early", 1.0, 100 + m), ("final", 2.0, m)):
+            if m == 4 and name == "final":
+                continue
             model = build_model((3, 3, 2), 4, 1, 8, seed=seed)
             save_weights(d / f"milestone_{name}.weights.h5", model,
                          {"game": "tic_tac_toe", "member": m, "milestone": name, "milestone_seconds": secs,
@@ -66,34 +189,58 @@ def fake_run(tmp_path_factory):
     return run
 
 
-def test_rank_writes_pools(fake_run):
-    r = descent("rank", "tic_tac_toe", "--run", str(fake_run), "--agent",
-                "minimax:iterations=10,decision=safe", "--games-per-pair", "2", "--opening-plies", "2")
+RANK = ["--agent", "minimax:iterations=10,decision=safe", "--games-per-pair", "4", "--opening-plies", "2"]
+
+
+def test_rank_shares_openings_between_seats_and_flags_partial_members(fake_run):
+    from descent.tournament import select_members
+    sel = select_members(fake_run, "tic_tac_toe")
+    assert sorted(sel["final"]) == [0, 1, 2, 3] and sel["excluded"] == [
+        {"member": 4, "has": ["early"], "missing": ["final"]}]
+    assert {n.milestone for n in sel["early"].values()} == {"early"}
+    r = descent("rank", "tic_tac_toe", "--run", str(fake_run), *RANK)
     assert r.returncode == 0, r.stderr
+    assert "left out: member 4 has not reached milestone(s) final" in r.stdout
     pools = json.loads((fake_run / "pools.json").read_text())
     assert len(pools["high"]) == 2 and len(pools["low"]) == 2
     assert {p["net"].split("@")[1] for p in pools["high"]} == {"final"}
     assert {p["net"].split("@")[1] for p in pools["low"]} == {"early"}
-    assert [x["rank"] for x in pools["ranking"]] == [1, 2, 3, 4]
-    assert len(pools["early_vs_final"]) == 2
-    assert "high-level pool" in r.stdout and "Elo" in r.stdout
+    assert all(p["member"] != 4 for p in pools["high"] + pools["low"])
+    split = pools["split"]
+    assert split["units"] == 6 * 2 and split["margin_low"] <= split["margin_high"]
+    assert ("pools separated" if split["separated"] else "pools NOT separated") in r.stdout
+    for c in pools["early_vs_final"]:
+        assert c["units"] == 2 and c["games"] == 4
+        assert c["early_gain_low"] <= c["early_gain"] <= c["early_gain_high"]
+        # "weaker" only when the whole interval is below zero
+        assert c["early_weaker"] == (c["early_gain_high"] < 0)
+        assert c["verdict"] in ("weaker", "stronger", "not separated")
     with sqlite3.connect(fake_run / "results.db") as c:
-        assert c.execute("SELECT COUNT(*) FROM matches WHERE stage='rank'").fetchone()[0] == 6 * 2
-    # rerun: nothing new is played
-    r2 = descent("rank", "tic_tac_toe", "--run", str(fake_run), "--agent",
-                 "minimax:iterations=10,decision=safe", "--games-per-pair", "2", "--opening-plies", "2")
+        rows = c.execute("SELECT net_a, net_b, opening_index, opening, a_first, moves, unit FROM matches "
+                         "WHERE stage='rank'").fetchall()
+    assert len(rows) == 6 * 4
+    by_pair: dict = {}
+    for net_a, net_b, j, opening, a_first, moves, unit in rows:
+        assert len(opening.split()) == 2 and moves.startswith(opening)
+        assert unit == f"{net_a}|{net_b}|{opening}"
+        by_pair.setdefault((net_a, net_b, j), []).append((a_first, opening))
+    for games_ in by_pair.values():                    # both seats, one opening
+        assert sorted(a for a, _ in games_) == [0, 1] and games_[0][1] == games_[1][1]
+    # rerun: nothing new is played, the pools are the same
+    r2 = descent("rank", "tic_tac_toe", "--run", str(fake_run), *RANK)
     assert r2.returncode == 0
     with sqlite3.connect(fake_run / "results.db") as c:
-        assert c.execute("SELECT COUNT(*) FROM matches WHERE stage='rank'").fetchone()[0] == 12
+        assert c.execute("SELECT COUNT(*) FROM matches WHERE stage='rank'").fetchone()[0] == 24
+    assert json.loads((fake_run / "pools.json").read_text())["high"] == pools["high"]
 
 
 def test_evaluate_resumes_after_a_kill_without_duplicates(fake_run):
     if not (fake_run / "pools.json").exists():
-        test_rank_writes_pools(fake_run)
+        test_rank_shares_openings_between_seats_and_flags_partial_members(fake_run)
     args = ["evaluate", "tic_tac_toe", "--run", str(fake_run), "--iterations", "3,30",
             "--algorithms", "minimax,minibal_n,minibal_plus", "--algorithm", "minibal_plus:proven_wins=true",
-            "--opponent-time", "iterations=10"]
-    expected = 4 * 2 * 2 * 2 * 2          # algorithms x budgets x high x low x seats
+            "--opponent-time", "iterations=10", "--games-per-pair", "2", "--opening-plies", "1"]
+    expected = 4 * 2 * 2 * 2 * 2          # algorithms x budgets x high x low x games per pair
     p = subprocess.Popen([sys.executable, "-m", "descent", *args], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, env=ENV)
     db = fake_run / "results.db"
@@ -115,41 +262,90 @@ def test_evaluate_resumes_after_a_kill_without_duplicates(fake_run):
     assert r.returncode == 0, r.stderr
     with sqlite3.connect(db) as c:
         keys = [k for (k,) in c.execute("SELECT match_key FROM matches WHERE stage='evaluate'")]
+        # the same opening for every algorithm and budget of a pairing (a paired comparison)
+        per_pair = c.execute("SELECT net_a, net_b, COUNT(DISTINCT opening) FROM matches WHERE "
+                             "stage='evaluate' GROUP BY net_a, net_b").fetchall()
     assert len(keys) == expected == len(set(keys))
+    assert len(per_pair) == 4 and all(n == 1 for _, _, n in per_pair)
     r = descent(*args)
     assert "0 match(es) played" in r.stdout
+    # the MCTS experiment into the same database
+    r = descent("evaluate", "tic_tac_toe", "--run", str(fake_run), "--iterations", "3,30", "--algorithms",
+                "minimax,minibal_plus", "--opponent", "mcts", "--opponent-time", "iterations=20",
+                "--games-per-pair", "2", "--opening-plies", "1")
+    assert r.returncode == 0, r.stderr
+    (fake_run / "report").mkdir(exist_ok=True)
+    (fake_run / "report" / ".table.txt.tmp123").write_text("torn")        # a killed earlier report
     rep = descent("report", "--run", str(fake_run), "--out", str(fake_run / "report"))
     assert rep.returncode == 0, rep.stderr
     assert "minibal_plus:proven_wins=true" in rep.stdout
-    assert (fake_run / "report" / "tic_tac_toe_gain.png").stat().st_size > 5000
+    assert "== pool experiment" in rep.stdout and "== MCTS experiment" in rep.stdout
+    assert "ranking behind the pools" in rep.stdout
+    assert not list((fake_run / "report").glob(".*tmp*"))
+    figs = sorted(p.name for p in (fake_run / "report").glob("*.png"))
+    assert figs == ["mcts_iterations-20_tic_tac_toe_gain.png", "mcts_iterations-20_tic_tac_toe_score.png",
+                    "pool_iterations-10_tic_tac_toe_gain.png", "pool_iterations-10_tic_tac_toe_score.png"]
 
 
-def test_report_renders_from_a_fixture_database(tmp_path):
+def _insert(db, game, alg, budget, opp, opp_budget, k, b, unit):
+    return db.insert({"match_key": f"evaluate|{game}|{alg}|{budget}|{opp}|{opp_budget}|{k}", "stage": "evaluate",
+                      "game": game, "algorithm": alg, "budget": budget, "agent_a": alg,
+                      "agent_b": "mcts:x" if opp == "mcts" else "minimax:x", "a_first": k % 2, "moves": "",
+                      "result": b, "score": 0.3 * b, "a_result": b, "a_score": 0.3 * b, "plies": 30,
+                      "opponent": opp, "opponent_budget": opp_budget, "unit": unit, "net_a": "h", "net_b": "l"})
+
+
+def test_report_keeps_experiments_apart_with_true_values(tmp_path):
     from descent.report import make_report
     from descent.results import ResultsDB
     rng = np.random.default_rng(0)
+    truth = {("pool", "minimax"): 0.9, ("pool", "minibal_plus"): 0.0, ("pool", "minibal_n"): -0.6,
+             ("mcts", "minimax"): 1.0, ("mcts", "minibal_plus"): 0.2, ("mcts", "minibal_n"): -0.2}
     with ResultsDB(tmp_path / "results.db") as db:
         for game in ("reversi(size=6)", "breakthrough(rows=6,cols=6)"):
-            for alg, bias in (("minimax", 0.9), ("minibal_plus", 0.0), ("minibal_n", -0.6)):
-                for budget in ("time=0.01", "time=0.1", "time=1"):
-                    for k in range(20):
-                        b = int(np.clip(np.round(bias + rng.normal(0, 0.6)), -1, 1))
-                        db.insert({"match_key": f"evaluate|{game}|{alg}|{budget}|{k}", "stage": "evaluate",
-                                   "game": game, "algorithm": alg, "budget": budget, "agent_a": alg,
-                                   "agent_b": "minimax", "a_first": k % 2, "moves": "", "result": b,
-                                   "score": 0.3 * b, "a_result": b, "a_score": 0.3 * b, "plies": 30})
-        assert not db.insert({"match_key": "evaluate|reversi(size=6)|minimax|time=1|0", "stage": "evaluate",
-                              "game": "x", "agent_a": "a", "agent_b": "b", "a_first": 1, "moves": "",
-                              "result": 0, "score": 0, "a_result": 0, "a_score": 0, "plies": 1})
+            for (opp, alg), mean in truth.items():
+                for budget in ("iterations=10", "iterations=100"):
+                    for k in range(48):
+                        b = int(rng.choice([1, -1], p=[(1 + mean) / 2, (1 - mean) / 2]))
+                        _insert(db, game, alg, budget, opp, "time=1", k, b, f"u{k // 4}")
+        assert not _insert(db, "reversi(size=6)", "minimax", "iterations=10", "pool", "time=1", 0, 0, "x")
     rep = make_report([tmp_path / "results.db"], tmp_path / "out")
-    assert rep["matches"] == 2 * 3 * 3 * 20
-    assert len(rep["figures"]) == 6           # two games and their average, gain and score each
-    for f in rep["figures"]:
-        assert Path(f).stat().st_size > 5000
-    lines = rep["table"].splitlines()
-    assert any(l.startswith("average of 2 game(s)") and "minibal_plus" in l for l in lines)
+    recs = rep["records"]
+    assert rep["matches"] == 2 * 6 * 2 * 48
+    assert len(recs) == 2 * 6 * 2 + 6 * 2               # per game cells, and their averages
+    assert len(rep["figures"]) == 2 * 3 * 2              # experiments x (2 games + average) x metrics
+    for r in recs:
+        assert r["units"] == (12 if not r["game"].startswith("average") else 24)
+        assert -100 <= r["gain_low"] <= r["gain"] <= r["gain_high"] <= 100
+        t = 100 * truth[(r["opponent"], r["algorithm"])]
+        assert r["gain_low"] - 15 < t < r["gain_high"] + 15
+    # the two experiments are never merged: the same algorithm differs between them
+    mm = {r["opponent"]: r for r in recs if r["algorithm"] == "minimax" and r["game"] == "reversi(size=6)"
+          and r["budget"] == "iterations=10"}
+    assert mm["mcts"]["gain"] == 100.0 and mm["pool"]["gain"] < 100.0 and mm["mcts"]["games"] == 48
+    table = rep["table"]
+    pool_part, mcts_part = table.split("== MCTS experiment")
+    assert "== pool experiment" in pool_part and "average of 2 games" in pool_part
+    assert "nearest 0: minibal_plus" in table
     csv = (tmp_path / "out" / "results.csv").read_text().splitlines()
-    assert csv[0].startswith("game,algorithm,budget,games,gain") and len(csv) == 1 + 2 * 9 + 9
+    assert csv[0].startswith("opponent,opponent_budget,game,algorithm,budget,units,games,gain,gain_low")
+    assert len(csv) == 1 + len(recs)
+
+
+def test_old_results_databases_are_migrated(tmp_path):
+    from descent.results import LEGACY_COLUMNS, ResultsDB
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as c:
+        c.execute(f"CREATE TABLE matches (id INTEGER PRIMARY KEY, {', '.join(LEGACY_COLUMNS)})")
+        for k, (agent_b, ob) in enumerate([("minimax:time=1,net=x", "time=1"), ("mcts:time=0.5", "time=0.5")]):
+            c.execute(f"INSERT INTO matches ({', '.join(LEGACY_COLUMNS)}) VALUES "
+                      f"({', '.join('?' * len(LEGACY_COLUMNS))})",
+                      (f"evaluate|g|minimax|time=1|h|o|{ob}|0|0", "evaluate", "g", "minimax", "time=1", "a",
+                       agent_b, "h", "o", 1, "", 1, 0.5, 1, 0.5, 10, 0, 0, 0, ""))
+    with ResultsDB(path) as db:
+        rows = db.rows("evaluate")
+    assert [(r["opponent"], r["opponent_budget"], r["unit"]) for r in rows] == [
+        ("pool", "time=1", "h|o|"), ("mcts", "time=0.5", "h|o|")]
 
 
 def test_protocol_errors_are_one_line(tmp_path):
@@ -165,10 +361,60 @@ def test_pipeline_end_to_end(tmp_path):
     out = tmp_path / "run"
     r = descent("pipeline", "tic_tac_toe", "--population", "2", "--budget", "3s", "--milestones", "1s,3s",
                 "--workers", "1", "--rank-agent", "minimax:iterations=10,decision=safe",
-                "--iterations", "3,20", "--opponent-time", "iterations=10", "--out", str(out))
+                "--iterations", "3,20", "--opponent-time", "iterations=10", "--games-per-pair", "2",
+                "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert "[4/4] report" in r.stdout and "minibal_plus" in r.stdout
-    assert (out / "report" / "tic_tac_toe_gain.png").exists()
+    assert (out / "report" / "pool_iterations-10_tic_tac_toe_gain.png").exists()
     with sqlite3.connect(out / "results.db") as c:
         n = c.execute("SELECT COUNT(*) FROM matches WHERE stage='evaluate'").fetchone()[0]
     assert n == 3 * 2 * 1 * 1 * 2
+
+
+def test_experiment_file_resumes_every_stage(fake_run, tmp_path):
+    """The experiment command on a finished run: training is skipped (every member of the population
+    reached every milestone), rank and evaluate find their matches played, the report is written."""
+    if not (fake_run / "pools.json").exists():
+        test_evaluate_resumes_after_a_kill_without_duplicates(fake_run)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "tic_tac_toe").symlink_to(fake_run)
+    exp = tmp_path / "exp.toml"
+    exp.write_text(f"""
+[experiment]
+name = "t"
+runs = "{runs}"
+report = "{tmp_path / 'report'}"
+[train]
+population = 4
+budget = "2s"
+milestones = "early,final"
+[rank]
+agent = "minimax:iterations=10,decision=safe"
+games_per_pair = 4
+opening_plies = 2
+[evaluate]
+algorithms = ["minimax", "minibal_n", "minibal_plus"]
+budgets = ["iterations=3", "iterations=30"]
+opening_plies = 1
+[[opponents]]
+kind = "pool"
+budget = "iterations=10"
+games_per_pair = 2
+[[games]]
+spec = "tic_tac_toe"
+""")
+    r = descent("experiment", str(exp))
+    assert r.returncode == 2 and "train: bad duration 'early'" in r.stderr
+    exp.write_text(exp.read_text().replace('"early,final"', '"1s,2s"'))
+    with sqlite3.connect(fake_run / "results.db") as c:
+        before = c.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
+    r = descent("experiment", str(exp), "--stage", "rank", "--stage", "evaluate", "--stage", "report")
+    assert r.returncode == 0, r.stderr
+    with sqlite3.connect(fake_run / "results.db") as c:
+        assert c.execute("SELECT COUNT(*) FROM matches").fetchone()[0] == before
+    assert "== pool experiment" in r.stdout and (tmp_path / "report" / "table.txt").exists()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(exp.read_text().replace("[rank]", "[rank]\nplies = 3"))
+    r = descent("experiment", str(bad))
+    assert r.returncode == 2 and "unknown key 'rank.plies'" in r.stderr and r.stderr.count("\n") == 1

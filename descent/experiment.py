@@ -1,0 +1,189 @@
+"""An experiment file: the whole Minibal protocol on several games, run by one resumable command.
+
+``descent experiment FILE`` trains a population per game (``descent train``), ranks it
+(``descent rank``), evaluates the balancing algorithms against the low-level pool and against plain
+MCTS (``descent evaluate``) and writes one report over all games (``descent report``). Every stage
+resumes where it stopped: training continues from each member's latest state and is skipped once
+every member has reached every milestone, rank and evaluate skip the matches already in each run's
+``results.db``, and the report is rewritten (atomically) from the databases.
+
+The file (TOML; see ``configs/experiments/minibal-cpu.toml``)::
+
+    [experiment]  name, seed, workers (match worker processes), runs (folder of the run
+                  directories, one per game, named as ``descent train`` names them), report (folder)
+    [train]       population, budget, milestones, workers
+    [rank]        agent, games_per_pair, opening_plies
+    [evaluate]    algorithms (list of specs), budgets (list: 'time=S' or 'iterations=N'),
+                  opening_plies
+    [[opponents]] kind ('pool' or 'mcts'), budget, games_per_pair  (one table per opponent)
+    [[games]]     spec, config (default: configs/<game>.toml)
+"""
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+from games.errors import GameError
+
+_KEYS = {
+    "experiment": {"name": str, "seed": int, "workers": int, "runs": str, "report": str},
+    "train": {"population": int, "budget": str, "milestones": str, "workers": int},
+    "rank": {"agent": str, "games_per_pair": int, "opening_plies": int},
+    "evaluate": {"algorithms": list, "budgets": list, "opening_plies": int},
+}
+_LISTS = {"opponents": {"kind": str, "budget": str, "games_per_pair": int},
+          "games": {"spec": str, "config": str}}
+_DEFAULTS = {"experiment": {"seed": 0, "workers": 1, "runs": "checkpoints/experiments", "report": "results"},
+             "train": {"workers": 1},
+             "rank": {"games_per_pair": 16, "opening_plies": 4},
+             "evaluate": {"opening_plies": 4}}
+
+
+class ExperimentError(GameError):
+    """An experiment file that is missing, malformed or names something unknown."""
+
+
+def load_experiment(path) -> dict:
+    """Read and check an experiment file; returns its sections with defaults filled in."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ExperimentError(f"{path}: experiment file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ExperimentError(f"{path}: not valid TOML ({exc})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ExperimentError(f"{path}: cannot read ({exc})") from None
+    out: dict = {}
+    for section, value in raw.items():
+        if section in _KEYS:
+            keys, items = _KEYS[section], [value]
+        elif section in _LISTS:
+            keys, items = _LISTS[section], value
+            if not isinstance(value, list) or not value:
+                raise ExperimentError(f"{path}: '{section}' must be one or more [[{section}]] tables")
+        else:
+            raise ExperimentError(f"{path}: unknown section [{section}] "
+                                  f"(known: {', '.join(list(_KEYS) + list(_LISTS))})")
+        for item in items:
+            if not isinstance(item, dict):
+                raise ExperimentError(f"{path}: '{section}' must be a table")
+            for k, v in item.items():
+                if k not in keys:
+                    raise ExperimentError(f"{path}: unknown key '{section}.{k}' (known: {', '.join(keys)})")
+                if not isinstance(v, keys[k]) or isinstance(v, bool):
+                    raise ExperimentError(f"{path}: '{section}.{k}' must be {keys[k].__name__}, got {v!r}")
+        out[section] = value
+    for section, keys in _KEYS.items():
+        merged = dict(_DEFAULTS.get(section, {}))
+        merged.update(out.get(section, {}))
+        missing = [k for k in keys if k not in merged]
+        if missing:
+            raise ExperimentError(f"{path}: missing key(s) {', '.join(f'{section}.{k}' for k in missing)}")
+        out[section] = merged
+    for section in _LISTS:
+        if section not in out:
+            raise ExperimentError(f"{path}: no [[{section}]] table")
+    for o in out["opponents"]:
+        if o.get("kind") not in ("pool", "mcts") or "budget" not in o:
+            raise ExperimentError(f"{path}: every [[opponents]] needs kind = 'pool' or 'mcts' and a budget")
+    import games
+    for g in out["games"]:
+        if "spec" not in g:
+            raise ExperimentError(f"{path}: every [[games]] needs a spec")
+        try:
+            g["spec"] = games.load(g["spec"]).spec
+        except GameError as exc:
+            raise ExperimentError(f"{path}: games.spec {g['spec']!r}: {exc}") from None
+    return out
+
+
+def run_dir_name(spec: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", spec.replace("=", "-")).strip("_")
+
+
+def record_milestones(run_dir: Path, milestones, budget: float) -> None:
+    """Add the milestones and budget to ``run.json`` when it lacks them (rank and evaluate read the
+    early and final checkpoints from there)."""
+    from training.network import write_json
+    path = Path(run_dir) / "run.json"
+    rec = json.loads(path.read_text())
+    if rec.get("milestones"):
+        return
+    rec["milestones"] = [[n, s] for n, s in milestones]
+    rec.setdefault("budget", budget)
+    write_json(path, rec)
+
+
+def _trained(run_dir: Path, population: int, names: list[str]) -> bool:
+    return all((run_dir / f"member_{m:02d}" / f"milestone_{n}.weights.h5").exists()
+               and (run_dir / f"member_{m:02d}" / f"milestone_{n}.json").exists()
+               for m in range(population) for n in names)
+
+
+def run_experiment(path, runs: str | None = None, report: str | None = None, stages=("train", "rank",
+                   "evaluate", "report"), echo=print, ray_address: str | None = None,
+                   only_games: list[str] | None = None) -> dict:
+    """Run the stages of an experiment file (``only_games``: these game specs only; the report
+    always covers every game of the file that has results)."""
+    from descent.config import default_config_path, load_config, parse_duration, parse_durations
+    from descent.report import make_report
+    from descent.tournament import evaluate, rank
+    exp = load_experiment(path)
+    e, t, r, ev = exp["experiment"], exp["train"], exp["rank"], exp["evaluate"]
+    runs_root = Path(runs or e["runs"])
+    try:
+        budget_s = parse_duration(t["budget"])
+        ms = parse_durations(t["milestones"])
+    except ValueError as exc:
+        raise ExperimentError(f"{path}: train: {exc}") from None
+    if len(ms) < 2:
+        raise ExperimentError(f"{path}: train.milestones needs an early and a final milestone")
+    dbs = []
+    import games as _games
+    wanted = {_games.load(x).spec for x in only_games} if only_games else None
+    if wanted and not wanted <= {g["spec"] for g in exp["games"]}:
+        raise ExperimentError(f"{path}: no [[games]] entry for {', '.join(sorted(wanted))}")
+    for g in exp["games"]:
+        spec = g["spec"]
+        run_dir = runs_root / run_dir_name(spec)
+        dbs.append(run_dir / "results.db")
+        if wanted and spec not in wanted:
+            continue
+        if "train" in stages:
+            names = [n for n, _ in ms]
+            if (run_dir / "run.json").exists() and _trained(run_dir, t["population"], names):
+                echo(f"[train] {spec}: every member has reached {', '.join(names)}; nothing to train")
+            else:
+                from training.run import run_training
+                cfg = load_config(g.get("config") or default_config_path(spec))
+                echo(f"[train] {spec}: {t['population']} networks for {t['budget']} each in {run_dir}")
+                run_training(spec, cfg, t["population"], budget_s, ms, t["workers"], run_dir, e["seed"],
+                             threads=cfg["run"]["threads"], ray_address=ray_address)
+        if (run_dir / "run.json").exists():
+            record_milestones(run_dir, ms, budget_s)
+        if "rank" in stages:
+            echo(f"[rank] {spec}: {r['agent']}, {r['games_per_pair']} games per pair, "
+                 f"{r['opening_plies']} opening plies")
+            rank(run_dir, spec, r["agent"], r["games_per_pair"], r["opening_plies"], e["workers"], e["seed"],
+                 echo=echo, ray_address=ray_address)
+        if "evaluate" in stages:
+            for o in exp["opponents"]:
+                gpp = o.get("games_per_pair", 8)
+                echo(f"[evaluate] {spec}: {', '.join(ev['algorithms'])} at {', '.join(ev['budgets'])} against "
+                     f"{'the low pool' if o['kind'] == 'pool' else 'plain MCTS'} ({o['budget']}), "
+                     f"{gpp} games per pair")
+                evaluate(run_dir, spec, ev["algorithms"], ev["budgets"], o["kind"], o["budget"], gpp,
+                         e["workers"], e["seed"], ray_address=ray_address, opening_plies=ev["opening_plies"])
+    rep = None
+    if "report" in stages:
+        have = [d for d in dbs if d.exists()]
+        if not have:
+            raise ExperimentError(f"{path}: no results database under {runs_root} yet")
+        out = Path(report or e["report"])
+        rep = make_report(have, out)
+        echo(rep["table"])
+        echo(f"[report] {out}/table.txt, results.csv and {len(rep['figures'])} figure(s)")
+    return {"experiment": exp, "report": rep}

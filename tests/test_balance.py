@@ -1,0 +1,400 @@
+"""Issue 15: calibrating the balanced player's budget, and the opponent that adapts to a person.
+
+Every budget here is in iterations and every game seeded: nothing depends on the machine's speed.
+"""
+import json
+import math
+import os
+import random
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from descent import adaptive
+from descent.adaptive import Adaptive, Profile, ProfileError, update
+from descent.calibrate import Settings, Unreachable, calibrate, find_calibration, grid, names, read_log
+from descent.cli import cli
+
+GAME = "breakthrough(rows=5,cols=5)"
+BALANCED = "minibal_plus:eval=playout,playouts=4"
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv(adaptive.DATA_ENV, str(tmp_path / "data"))
+    return tmp_path / "data"
+
+
+# ---- calibration: the design on a known curve ------------------------------------------------------
+
+class Curve:
+    """Games whose gain follows a known increasing curve of the budget: win with probability
+    (1 + tanh(slope (ln b - ln root))) / 2, else loss; seeded per (budget, k, rep)."""
+
+    def __init__(self, root, slope=1.0, rep=0):
+        self.root, self.slope, self.rep = root, slope, rep
+
+    def gain(self, b):
+        return math.tanh(self.slope * (math.log(b) - math.log(self.root)))
+
+    def play(self, budget, k):
+        rng = random.Random(f"{budget}|{k}|{self.rep}")
+        y = 1 if rng.random() < (1 + self.gain(budget)) / 2 else -1
+        return {"budget": budget, "k": k, "a_first": k % 2 == 0, "result": y, "score": 0.5 * y,
+                "plies": 10, "opponent": "curve"}
+
+
+def test_design_finds_a_known_root_with_its_interval(tmp_path):
+    hits, inside, spent = 0, 0, []
+    for rep in range(12):
+        s = Settings(GAME, algorithm=BALANCED, against="random", low=1, high=3000, seed=rep, max_games=400)
+        res = calibrate(s, tmp_path / f"r{rep}", players=Curve(50, rep=rep))
+        lo, hi = res["interval"]
+        hits += 30 <= res["budget"] <= 85          # within a factor ~1.7 of the root in budget
+        inside += lo <= 50 <= hi
+        spent.append(res["games"])
+        assert lo <= res["budget"] <= hi
+    assert hits >= 10 and inside >= 10, (hits, inside)
+    assert sum(spent) / len(spent) < 250           # few games: far points are decided quickly
+
+
+def test_design_refuses_a_curve_out_of_range(tmp_path):
+    s = Settings(GAME, algorithm=BALANCED, against="random", low=1, high=300)
+    with pytest.raises(Unreachable) as e:
+        calibrate(s, tmp_path / "strong", players=Curve(5000))
+    assert e.value.direction == "too_strong" and "too strong" in str(e.value)
+    with pytest.raises(Unreachable) as e:
+        calibrate(s, tmp_path / "weak", players=Curve(0.05))
+    assert e.value.direction == "too_weak" and "too weak" in str(e.value)
+    saved = json.loads(next((tmp_path / "weak" / "calibrations").glob("*.json")).read_text())
+    assert saved["status"] == "too_weak"
+
+
+def test_grid_is_log_spaced_and_validated():
+    g = grid(Settings(GAME, low=1, high=10000))
+    assert g[0] == 1 and g[-1] == 10000 and g == sorted(set(g))
+    ratios = [b / a for a, b in zip(g[20:], g[21:])]
+    assert all(1.1 < r < 1.3 for r in ratios)
+    with pytest.raises(Exception):
+        grid(Settings(GAME, low=10, high=5))
+
+
+# ---- calibration: real games -----------------------------------------------------------------------
+
+def _settings(**kw):
+    base = dict(algorithm=BALANCED, against="mcts:iterations=100", low=1, high=200, max_games=120,
+                near_games=16)
+    base.update(kw)
+    return Settings(GAME, **base)
+
+
+def test_calibrate_real_games_resumes_without_duplicates(tmp_path):
+    whole = calibrate(_settings(), tmp_path / "whole")
+    assert whole["status"] == "done"
+    lo, hi = whole["interval"]
+    assert lo <= whole["budget"] <= hi
+    at = whole["at_budget"]
+    assert at["games"] >= 2 and at["budget"] == whole["budget"]
+    # the same calibration killed twice (after 7, then 11 more games) and a torn last line
+    part = tmp_path / "part"
+    assert calibrate(_settings(), part, stop_after=7) is None
+    log_path = part / "calibrations" / names(_settings())[1]
+    assert len(log_path.read_text().splitlines()) == 7
+    with open(log_path, "a") as f:
+        f.write('{"budget": 3, "k": ')          # a kill in the middle of a write
+    assert calibrate(_settings(), part, stop_after=11) is None
+    resumed = calibrate(_settings(), part)
+    lines = log_path.read_text().splitlines()
+    keys = [(json.loads(x)["budget"], json.loads(x)["k"]) for x in lines]
+    assert len(keys) == len(set(keys)) == resumed["games"] == whole["games"]
+    assert resumed["budget"] == whole["budget"] and resumed["points"] == whole["points"]
+    assert len(read_log(log_path)) == len(lines)
+    # the result file is there, complete, and found for calibrated play
+    assert find_calibration(GAME, "minibal_plus", run_dir=part)["budget"] == whole["budget"]
+
+
+def test_calibrate_cli_refuses_an_opponent_too_strong(tmp_path):
+    r = CliRunner().invoke(cli, ["calibrate", GAME, "--algorithm", BALANCED, "--against",
+                                 "mcts:iterations=1000", "--range", "1:6", "--run", str(tmp_path)])
+    assert r.exit_code == 2, r.output
+    err = r.output.strip().splitlines()[-1]
+    assert err.startswith("Error: no budget in 1..6 iterations reaches gain +0%: the opponent is too strong")
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--algorithm", "minibal_plus:iterations=5"], "leave out the budget"),
+    (["--algorithm", "nonsense"], "unknown algorithm"),
+    (["--against", "mcts:foo=1"], "unknown key"),
+    (["--range", "5"], "--range"),
+    (["--range", "10:5"], "need 0 < low < high"),
+    (["--target", "1.5"], "target"),
+    ([], "no pools"),
+])
+def test_calibrate_bad_input_is_one_line_exit_2(tmp_path, args, fragment):
+    base = ["calibrate", GAME, "--run", str(tmp_path)]
+    if "--algorithm" not in args:
+        base += ["--algorithm", BALANCED]
+    if "--against" not in args and args:
+        base += ["--against", "random"]
+    r = CliRunner().invoke(cli, base + args)
+    assert r.exit_code == 2, r.output
+    assert fragment in r.output.strip().splitlines()[-1]
+    assert not list(tmp_path.glob("calibrations/*.json"))
+
+
+def test_balanced_level_uses_the_calibrated_budget(tmp_path):
+    from descent.api import Opponent
+    calibrate(_settings(), tmp_path / "run")
+    cal = find_calibration(GAME, root=tmp_path)
+    bot = Opponent(GAME, level="balanced", root=tmp_path)
+    assert bot.calibration is not None and f"iterations={cal['budget']}" in bot.spec
+    assert bot.spec.startswith(BALANCED)
+    bot = Opponent(GAME, level="balanced", iterations=7, root=tmp_path)    # an explicit budget wins
+    assert bot.calibration is None and "iterations=7" in bot.spec
+
+
+# ---- the adaptive rule on a known person ----------------------------------------------------------
+
+def simulate(person_log_budget, n_games, reps, sign=1, rungs=None, rung_shift=3.0):
+    """Bot score per game over ``reps`` profiles against a person who beats the bot with
+    probability 1 / (1 + exp(2.5 (x_eff - person))), x_eff = ln(iterations) + rung_shift * rung."""
+    rng = random.Random(7)
+    rungs = rungs or [{"algorithm": "minibal_plus", "net": None, "label": "a"},
+                      {"algorithm": "minimax", "net": None, "label": "b"}]
+    scores = [[0.0] * n_games for _ in range(reps)]
+    finals = []
+    for r in range(reps):
+        entry = {"log_budget": math.log(100), "rung": 0, "k": 0, "last_direction": 0}
+        for g in range(n_games):
+            x = entry["log_budget"] + rung_shift * entry["rung"]
+            p_person = 1 / (1 + math.exp(2.5 * (x - person_log_budget)))
+            s = 1.0 if rng.random() < p_person else 0.0
+            scores[r][g] = 1 - s
+            update(entry, s, len(rungs), 1, 10000, sign=sign)
+        finals.append(entry)
+    return scores, finals
+
+
+@pytest.mark.parametrize("person", [math.log(3), math.log(60), math.log(3000), math.log(10000) + 2.0])
+def test_rule_settles_near_half_for_every_strength(person):
+    scores, finals = simulate(person, 60, 40)
+    late = [s for run in scores for s in run[30:]]
+    assert abs(sum(late) / len(late) - 0.5) <= 0.06
+    if person > math.log(10000):       # only a stronger rung can balance this person
+        assert all(f["rung"] == 1 for f in finals)
+
+
+@pytest.mark.parametrize("person", [math.log(3), math.log(3000)])
+def test_mis_specified_rule_does_not_settle(person):
+    scores, _ = simulate(person, 60, 40, sign=-1)       # moving the wrong way
+    late = [s for run in scores for s in run[30:]]
+    assert abs(sum(late) / len(late) - 0.5) > 0.2
+
+
+def test_steps_shrink_on_changes_of_direction_with_a_floor():
+    e = {"log_budget": math.log(100), "rung": 0, "k": 0, "last_direction": 0}
+    update(e, 1.0, 2, 1, 10000)
+    assert e["log_budget"] == pytest.approx(math.log(400))      # a first win: budget x4
+    update(e, 0.5, 2, 1, 10000)                                  # a draw changes nothing
+    assert e["log_budget"] == pytest.approx(math.log(400)) and e["k"] == 0
+    update(e, 0.0, 2, 1, 10000)
+    assert e["k"] == 1 and e["log_budget"] == pytest.approx(math.log(200))
+    for _ in range(100):
+        update(e, 1.0, 2, 1, 10000)
+        update(e, 0.0, 2, 1, 10000)
+    assert adaptive.step_size(e["k"]) == adaptive.A_MIN
+
+
+# ---- the adaptive opponent with real games --------------------------------------------------------
+
+def play_one(bot, person, seat, g):
+    bot.new_game()
+    person.reset(g)
+    while not bot.is_over():
+        if bot.state.to_move == seat:
+            bot.push(person.choose(bot.state))
+        else:
+            bot.reply()
+    return bot.end_game()
+
+
+def test_adaptive_opponent_real_games_profile_survives_restart(tmp_path, data_dir):
+    from descent.api import Opponent
+    from search_ext.agents import make_agent
+    person = make_agent("mcts:iterations=200", GAME)
+    bot = Opponent(GAME, level="adaptive", player="Ann Example", root=tmp_path)
+    assert bot.adaptive.iterations == adaptive.DEFAULT_ITERATIONS and "iterations=100" in bot.spec
+    changes = [play_one(bot, person, g % 2, g) for g in range(4)]
+    for c, h in zip(changes, bot.adaptive.entry["history"]):
+        moved = c["after"]["iterations"] - c["before"]["iterations"]
+        assert (moved > 0) == (h["score"] == 1.0) and (moved < 0) == (h["score"] == 0.0)
+    files = list((data_dir / "profiles").glob("*.json"))
+    assert len(files) == 1
+    saved = json.loads(files[0].read_text())
+    assert saved["player"] == "Ann Example" and saved["games"][GAME]["games"] == 4
+    again = Opponent(GAME, level="adaptive", player="Ann Example", root=tmp_path)     # a restart
+    assert again.adaptive.iterations == changes[-1]["after"]["iterations"]
+    assert f"iterations={again.adaptive.iterations}," in again.spec
+
+
+def test_corrupt_profile_is_reported_and_replaced(tmp_path, data_dir):
+    from descent.api import Opponent
+    path = adaptive.profile_path("bob")
+    path.parent.mkdir(parents=True)
+    path.write_text('{"games": {"x": {"log_budget": "NaN"')
+    said = []
+    a = Adaptive("bob", GAME, root=tmp_path, warn=said.append)
+    assert len(said) == 1 and "unreadable" in said[0] and "\n" not in said[0]
+    assert a.iterations == adaptive.DEFAULT_ITERATIONS
+    a.record(1.0)
+    assert json.loads(path.read_text())["games"][GAME]["games"] == 1
+    assert path.with_name(path.name + ".corrupt").exists()
+    Opponent(GAME, level="adaptive", player="bob", root=tmp_path)       # reads the new one fine
+
+
+def test_adaptive_bad_input():
+    with pytest.raises(ProfileError):
+        adaptive.profile_path("../../etc/passwd")
+    from descent.api import Opponent
+    from games.errors import GameError
+    with pytest.raises(GameError):
+        Opponent(GAME, level="adaptive")
+    r = CliRunner().invoke(cli, ["play", GAME, "--level", "adaptive"])
+    assert r.exit_code == 2 and "--player" in r.output.strip().splitlines()[-1]
+    r = CliRunner().invoke(cli, ["play", GAME, "--level", "adaptive", "--player", "a/b"])
+    assert r.exit_code == 2 and r.output.strip().splitlines()[-1].startswith("Error: player name")
+
+
+def test_play_adaptive_in_the_terminal_updates_the_profile(tmp_path, data_dir):
+    pexpect = pytest.importorskip("pexpect")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), TF_CPP_MIN_LOG_LEVEL="3")
+    for expected in (25, 6):                    # two resignations: 100 -> 25 -> 6.25 (rounded)
+        child = pexpect.spawn(sys.executable, ["-m", "descent", "play", "tic_tac_toe", "--plain", "--net",
+                                               "none", "--seat", "second", "--level", "adaptive",
+                                               "--player", "pat"], env=env, encoding="utf-8", timeout=60)
+        child.expect(r"Opponent: adaptive for pat: minibal_plus at \d+ iterations")
+        child.expect(r"Your move \(o\): ")
+        child.sendline("resign")
+        child.expect(rf"Your profile is updated: next game adaptive for pat: minibal_plus at {expected} iterations")
+        child.expect(r"Save the record to a file \(empty: no\)\? ")
+        child.sendline("")
+        child.expect(pexpect.EOF)
+    saved = json.loads(adaptive.profile_path("pat").read_text())
+    assert saved["games"]["tic_tac_toe"]["games"] == 2
+
+
+# ---- with pools: calibrate --against pool, evaluate minibal_plus:calibrated, report, ladder ---------
+
+@pytest.fixture(scope="module")
+def pool_run(tmp_path_factory):
+    """A run of tic_tac_toe with two members (untrained networks of different seeds, an early and a
+    final checkpoint each), ranked into pools."""
+    from descent.tournament import rank
+    from training.network import build_model, save_weights, write_json
+    root = tmp_path_factory.mktemp("runs")
+    run = root / "tic_tac_toe"
+    run.mkdir()
+    cfg = {"network": {"filters": 4, "blocks": 1, "head_units": 8}}
+    write_json(run / "run.json", {"game": "tic_tac_toe", "config": cfg, "seed": 0, "format": "descent-run-1",
+                                  "milestones": [["early", 1.0], ["final", 2.0]]})
+    for m in range(2):
+        d = run / f"member_{m:02d}"
+        d.mkdir()
+        for name, secs, seed in (("early", 1.0, 100 + m), ("final", 2.0, m)):
+            save_weights(d / f"milestone_{name}.weights.h5", build_model((3, 3, 2), 4, 1, 8, seed=seed),
+                         {"game": "tic_tac_toe", "member": m, "milestone": name, "milestone_seconds": secs,
+                          "network": cfg["network"], "planes_shape": [3, 3, 2]})
+    rank(run, "tic_tac_toe", "minimax:iterations=5", games_per_pair=2, progress=False, echo=lambda *a: None)
+    return run
+
+
+def test_pool_calibration_feeds_evaluate_report_play_and_the_ladder(pool_run, tmp_path):
+    from descent.api import Opponent
+    from descent.report import make_report
+    from descent.tournament import ProtocolError, evaluate
+    with pytest.raises(ProtocolError, match="no calibration of minibal_plus"):
+        evaluate(pool_run, "tic_tac_toe", ["minibal_plus:calibrated"], ["iterations=3"], progress=False,
+                 opponent_budget="iterations=5")
+    s = Settings("tic_tac_toe", against="pool", low=1, high=40, opponent_budget="iterations=5", max_games=40,
+                 near_games=8)
+    res = calibrate(s, pool_run)
+    assert res["status"] == "done" and {p["opponent"] for p in read_log(res["log"]).values()} == \
+        {lo["net"] for lo in json.loads((pool_run / "pools.json").read_text())["low"]}
+    n = evaluate(pool_run, "tic_tac_toe", ["minibal_plus", "minibal_plus:calibrated"], ["iterations=2", "iterations=50"],
+                 opponent_budget="iterations=5", games_per_pair=2, progress=False)
+    assert n == 3 * 2
+    rep = make_report([pool_run / "results.db"], tmp_path / "report")
+    cal_rows = [r for r in rep["records"] if r["algorithm"] == "minibal_plus:calibrated"]
+    assert [r["budget"] for r in cal_rows] == [f"iterations={res['budget']}"]
+    assert "side by side" in rep["table"]
+    assert f"calibrated minibal_plus iterations={res['budget']}: gain" in rep["table"]
+    assert "uncalibrated iterations=" in rep["table"]
+    # play: the balanced level uses the calibrated budget with the best network
+    bot = Opponent("tic_tac_toe", level="balanced", root=pool_run.parent)
+    assert f"iterations={res['budget']}," in bot.spec and "net=" in bot.spec
+    # the adaptive ladder: both low nets and the high net with Minibal_+, then Minimax on top
+    a = Adaptive("lee", "tic_tac_toe", root=pool_run.parent)
+    assert [r["algorithm"] for r in a.rungs] == ["minibal_plus"] * 2 + ["minimax"]
+    assert a.entry["rung"] == 1 and a.iterations == res["budget"]
+    for _ in range(12):                          # a person who always wins pushes it to the top rung
+        a.record(1.0)
+    assert a.rung["algorithm"] == "minimax"
+
+
+def test_rule_follows_a_person_who_improves(monkeypatch):
+    def late_score(reps=60):
+        rng = random.Random(3)
+        late = []
+        for _ in range(reps):
+            e = {"log_budget": math.log(100), "rung": 0, "k": 0, "last_direction": 0}
+            for g in range(90):
+                person = math.log(20) if g < 60 else math.log(3000)       # a jump after 60 games
+                s = 1.0 if rng.random() < 1 / (1 + math.exp(2.5 * (e["log_budget"] - person))) else 0.0
+                if g >= 70:
+                    late.append(1 - s)
+                update(e, s, 1, 1, 10000)
+        return sum(late) / len(late)
+    assert abs(late_score() - 0.5) <= 0.1
+    monkeypatch.setattr(adaptive, "RUN_GROW", 10 ** 9)                 # without the growing steps
+    assert abs(late_score() - 0.5) > 0.2
+
+
+def test_a_second_calibration_of_the_same_log_is_refused(tmp_path):
+    from descent.calibrate import CalibrationError, SUBDIR, _lock
+    s = Settings(GAME, algorithm=BALANCED, against="random", low=1, high=300)
+    (tmp_path / SUBDIR).mkdir()
+    fd = _lock(tmp_path / SUBDIR / (names(s)[1] + ".lock"))      # as another process would hold it
+    try:
+        with pytest.raises(CalibrationError, match="another process is running this calibration"):
+            calibrate(s, tmp_path, players=Curve(50))
+    finally:
+        os.close(fd)
+    assert calibrate(s, tmp_path, players=Curve(50))["status"] == "done"
+
+
+def test_calibrate_killed_by_sigkill_resumes_to_the_same_answer(tmp_path):
+    import signal
+    import subprocess
+    import time
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), TF_CPP_MIN_LOG_LEVEL="3")
+    args = [sys.executable, "-m", "descent", "calibrate", GAME, "--algorithm", BALANCED, "--against",
+            "mcts:iterations=100", "--range", "1:200", "--max-games", "120", "--near-games", "16"]
+    log = tmp_path / "killed" / "calibrations" / names(_settings())[1]
+    p = subprocess.Popen(args + ["--run", str(tmp_path / "killed")], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, env=env)
+    deadline = time.time() + 120
+    while time.time() < deadline and p.poll() is None and (
+            not log.exists() or len(log.read_text().splitlines()) < 5):
+        time.sleep(0.01)
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    r = subprocess.run(args + ["--run", str(tmp_path / "killed")], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    resumed = json.loads((log.parent / names(_settings())[0]).read_text())
+    whole = calibrate(_settings(), tmp_path / "whole")                       # never killed
+    assert (resumed["budget"], resumed["games"], resumed["points"]) == (whole["budget"], whole["games"],
+                                                                        whole["points"])
+    keys = [(json.loads(x)["budget"], json.loads(x)["k"]) for x in log.read_text().splitlines()]
+    assert len(keys) == len(set(keys))
+    assert not list(log.parent.glob(".*.tmp"))
