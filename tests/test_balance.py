@@ -227,8 +227,10 @@ def test_adaptive_opponent_real_games_profile_survives_restart(tmp_path, data_di
     assert bot.adaptive.iterations == adaptive.DEFAULT_ITERATIONS and "iterations=100" in bot.spec
     changes = [play_one(bot, person, g % 2, g) for g in range(4)]
     for c, h in zip(changes, bot.adaptive.entry["history"]):
-        moved = c["after"]["iterations"] - c["before"]["iterations"]
-        assert (moved > 0) == (h["score"] == 1.0) and (moved < 0) == (h["score"] == 0.0)
+        # the ladder position (rung, then budget) moves up after a person's win, down after a loss
+        before = (c["before"]["rung"], c["before"]["iterations"])
+        after = (c["after"]["rung"], c["after"]["iterations"])
+        assert (after > before) == (h["score"] == 1.0) and (after < before) == (h["score"] == 0.0)
     files = list((data_dir / "profiles").glob("*.json"))
     assert len(files) == 1
     saved = json.loads(files[0].read_text())
