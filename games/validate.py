@@ -133,7 +133,8 @@ def parse_int(s, what: str, lo: int | None = None, hi: int | None = None, error=
     if _INT.fullmatch(s) is None:
         _fail(error, what, f"{_show(s)} is not an integer")
     if len(s.lstrip("+-").lstrip("0")) > max_digits:
-        _fail(error, what, f"{_show(s)} is out of range {_range(lo, hi)}")
+        _fail(error, what, f"{_show(s)} has more than {max_digits} digits"
+                           + (f" (range {_range(lo, hi)})" if lo is not None or hi is not None else ""))
     return integer(int(s), what, lo, hi, error)
 
 
