@@ -182,17 +182,30 @@ def action(value, num_actions: int, what: str = "action id", error=None) -> int:
     return v
 
 
-def state_for(state, game, what: str = "state") -> None:
-    """Check that ``state`` is a state of the game instance ``game`` (a ``GameInfo``): the searches
-    call it (with the GIL held) before they run without it, as an agent built for one game must
-    refuse another game's state, or the same game with other parameters."""
+def state_for(state, game, what: str = "state", playable: bool = False) -> None:
+    """Check that ``state`` is a state of the game instance ``game`` (a ``GameInfo``), and when
+    ``playable`` that the game is not over: the searches call it (with the GIL held) before they run
+    without it, as an agent built for one game must refuse another game's state, or the same game
+    with other parameters (``WrongGameError``, ``GameOverError``)."""
     from games._state import State
-    from games.errors import InvalidPositionError
+    from games.errors import GameOverError, WrongGameError
     if not isinstance(state, State):
-        _fail(InvalidPositionError, what, f"expected a game state, got {_show(state)}")
-    if state.game is not game and state.game.spec != game.spec:
-        _fail(InvalidPositionError, what,
-              f"a {state.game.spec} state given to a search or agent built for {game.spec}")
+        _fail(WrongGameError, what, f"expected a game state, got {_show(state)}")
+    if state.game is not game and state.game.spec != getattr(game, "spec", game):
+        _fail(WrongGameError, what,
+              f"a {state.game.spec} state given to a search or agent built for "
+              f"{getattr(game, 'spec', game)}")
+    if playable and state.is_game_over():
+        _fail(GameOverError, what, f"the game is over in {state.position()!r}: there is no move to choose")
+
+
+def search_call(state, game, seconds: float = 0.0, what: str = "search") -> None:
+    """The check at a compiled search's entry point, made with the GIL held before it runs
+    without it: ``state`` belongs to ``game`` and the time budget is finite (``inf`` would never
+    stop, ``nan`` never compares)."""
+    state_for(state, game, what)
+    if seconds != 0.0:
+        real(seconds, f"{what}: seconds", 0.0, MAX_SECONDS)
 
 
 # ---- records (JSON files, HDF5 attributes) ----------------------------------------------------------
