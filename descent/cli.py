@@ -12,6 +12,7 @@ import time
 
 import click
 
+from games import validate
 from games.errors import GameError
 
 
@@ -23,12 +24,43 @@ class DescentGroup(click.Group):
             return super().invoke(ctx)
         except GameError as exc:
             raise UserError(str(exc)) from None
+        except OSError as exc:       # a path given by the user that cannot be read or written
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise UserError(f"{where}{exc.strerror or exc}") from None
 
 
 class UserError(click.ClickException):
-    """Bad input from the user: one line on stderr, exit status 2."""
+    """Bad input from the user: one line on stderr (line breaks squashed), exit status 2."""
 
     exit_code = 2
+
+    def __init__(self, message: str):
+        super().__init__(validate.one_line(message))
+
+
+class Seconds(click.ParamType):
+    """A time in seconds: an ASCII number, finite, > 0, at most a week (no nan, inf or 0)."""
+
+    name = "SECONDS"
+
+    def convert(self, value, param, ctx):
+        what = param.opts[0] if param is not None and param.opts else "seconds"
+        try:
+            if isinstance(value, (int, float)):
+                return validate.seconds(value, what)
+            return validate.parse_real(value, what, 0.0, validate.MAX_SECONDS, lo_open=True)
+        except GameError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+SEED = click.IntRange(0, 2 ** 31 - 1)
+COUNT = click.IntRange(1, validate.MAX_COUNT)
+WORKERS = click.IntRange(1, 1024)
+
+
+def _list(text: str, option: str) -> list[str]:
+    """A comma-separated option value: no empty list, no empty item."""
+    return validate.split_list(text, option, GameError)
 
 
 def _load(spec: str):
@@ -39,7 +71,7 @@ def _load(spec: str):
 def _state(spec: str, position: str | None, moves: str | None = None):
     info = _load(spec)
     state = info.new_state()
-    if position:
+    if position is not None:           # '' is an error, not the start position
         state.set_position(position)
     if moves:
         for text in moves.replace(",", " ").split():
@@ -158,9 +190,9 @@ def _random_match(spec: str, n_games: int, seed: int, progress: bool = True) -> 
 
 @cli.command("random-match")
 @click.argument("game")
-@click.option("--games", "n_games", type=click.IntRange(1), default=1000, show_default=True,
+@click.option("--games", "n_games", type=COUNT, default=1000, show_default=True,
               help="Number of random games.")
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 def random_match(game, n_games, seed):
     """Play uniformly random games; print the results and the speed."""
     s = _random_match(game, n_games, seed)
@@ -176,7 +208,7 @@ def random_match(game, n_games, seed):
 
 
 @cli.command()
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--config", "config_paths", multiple=True, type=click.Path(dir_okay=False),
               help="Config file(s) to tour (default: every file in configs/).")
 def tour(seed, config_paths):
@@ -210,10 +242,10 @@ def tour(seed, config_paths):
 @click.option("--first", "agent_a", required=True, metavar="AGENT",
               help="Agent A, e.g. minibal_plus:time=0.5 (plays first in even games).")
 @click.option("--second", "agent_b", required=True, metavar="AGENT", help="Agent B, e.g. mcts:iterations=2000.")
-@click.option("--games", "n_games", type=click.IntRange(1), default=10, show_default=True)
-@click.option("--workers", type=click.IntRange(1), default=1, show_default=True,
-              help="Worker processes.")
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--games", "n_games", type=COUNT, default=10, show_default=True)
+@click.option("--workers", type=WORKERS, default=1, show_default=True,
+              help="Worker processes (at most one per game).")
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--verbose", is_flag=True, help="Print every game's moves.")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
@@ -229,6 +261,7 @@ def match(game, agent_a, agent_b, n_games, workers, seed, verbose, ray_address):
     for text in (agent_a, agent_b):
         parse_agent(text)
     info = _load(game)
+    workers = min(workers, n_games)
     records = []
     with tqdm(total=n_games, desc=f"{info.spec}", unit="game", leave=False) as bar:
         for rec in run_match(info.spec, agent_a, agent_b, n_games, workers, seed,
@@ -255,14 +288,14 @@ def match(game, agent_a, agent_b, n_games, workers, seed, verbose, ray_address):
 @click.argument("game")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Config file (default: configs/<game>.toml).")
-@click.option("--population", type=click.IntRange(1), default=None, help="Networks to train.")
+@click.option("--population", type=click.IntRange(1, 10_000), default=None, help="Networks to train.")
 @click.option("--budget", default=None, help="Training time of each network, e.g. 70d, 2h, 10m.")
 @click.option("--milestones", default=None, help="Named checkpoints, e.g. 20d,70d.")
-@click.option("--workers", type=click.IntRange(1), default=None, help="Members trained in parallel.")
+@click.option("--workers", type=WORKERS, default=None, help="Members trained in parallel (at most one per member).")
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None,
               help="Run directory (default: checkpoints/<game>).")
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
-@click.option("--max-games", type=click.IntRange(0), default=0,
+@click.option("--seed", type=SEED, default=0, show_default=True)
+@click.option("--max-games", type=click.IntRange(0, validate.MAX_COUNT), default=0,
               help="Stop each member after this many games in this call (0: run to the budget).")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
@@ -273,21 +306,27 @@ def train(game, config_path, population, budget, milestones, workers, out, seed,
     """Train a population of value networks by Descent self-play (resumable: rerun to continue)."""
     from descent.config import default_config_path, load_config, parse_duration, parse_durations
     from training.run import default_run_dir, run_training
+    from descent.config import check_config_game
     info = _load(game)
     cfg_path = config_path or default_config_path(info.spec)
     cfg = load_config(cfg_path)
+    for w in check_config_game(cfg, cfg_path, info.spec):
+        click.echo(w, err=True)
     run_cfg = cfg["run"]
+    budget = budget if budget is not None else run_cfg["budget"]      # '' is an error
     try:
-        budget_s = parse_duration(budget or run_cfg["budget"])
-        ms = parse_durations(milestones or run_cfg["milestones"])
+        budget_s = parse_duration(budget)
+        ms = parse_durations(milestones if milestones is not None else run_cfg["milestones"])
     except ValueError as exc:
-        raise UserError(str(exc)) from None
+        raise UserError(f"--budget/--milestones: {exc}") from None
     late = [n for n, s in ms if s > budget_s]
     if late:
-        raise UserError(f"milestone(s) {', '.join(late)} lie beyond the budget {budget or run_cfg['budget']}")
+        raise UserError(f"milestone(s) {', '.join(late)} lie beyond the budget {budget}")
     population = population or run_cfg["population"]
-    workers = workers or run_cfg["workers"]
+    workers = min(workers or run_cfg["workers"], population)
     run_dir = out or default_run_dir(info.spec)
+    from pathlib import Path
+    Path(run_dir).mkdir(parents=True, exist_ok=True)     # an unusable --out fails here, before any work
     click.echo(f"training {population} network(s) of {info.spec} for {budget_s:.0f} s each "
                f"(milestones {', '.join(n for n, _ in ms)}) in {run_dir}; config {cfg_path}")
     ray_address = ray_address or run_cfg["ray"] or None
@@ -342,11 +381,11 @@ def _print_pools(pools):
               help="Training run directory (default: checkpoints/<game>).")
 @click.option("--agent", default="minimax:time=1,decision=safe", show_default=True,
               help="The agent every network plays with.")
-@click.option("--games-per-pair", type=click.IntRange(1), default=2, show_default=True)
-@click.option("--opening-plies", type=click.IntRange(0), default=0, show_default=True,
+@click.option("--games-per-pair", type=click.IntRange(1, 10_000), default=2, show_default=True)
+@click.option("--opening-plies", type=click.IntRange(0, 1000), default=0, show_default=True,
               help="Random opening plies for diversity.")
-@click.option("--workers", type=click.IntRange(1), default=1, show_default=True)
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--workers", type=WORKERS, default=1, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
 def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_address):
@@ -374,9 +413,9 @@ def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_add
 @click.option("--opponent", type=click.Choice(["pool", "mcts"]), default="pool", show_default=True)
 @click.option("--opponent-time", default="1", show_default=True,
               help="The opponent's budget: seconds, or iterations=N.")
-@click.option("--games-per-pair", type=click.IntRange(1), default=2, show_default=True)
-@click.option("--workers", type=click.IntRange(1), default=1, show_default=True)
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--games-per-pair", type=click.IntRange(1, 10_000), default=2, show_default=True)
+@click.option("--workers", type=WORKERS, default=1, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
 def evaluate(game, run, algorithms, extra_algorithms, times, iterations, opponent, opponent_time,
@@ -385,11 +424,14 @@ def evaluate(game, run, algorithms, extra_algorithms, times, iterations, opponen
     from descent.tournament import evaluate as do_evaluate
     info = _load(game)
     run_dir = _run_dir(info.spec, run)
-    algs = [a.strip() for a in algorithms.split(",") if a.strip()] + list(extra_algorithms)
-    if iterations:
-        budgets = [f"iterations={int(x)}" for x in iterations.split(",") if x.strip()]
+    from descent.tournament import parse_budget
+    algs = _list(algorithms, "--algorithms") + list(extra_algorithms)
+    if iterations is not None:
+        budgets = [f"iterations={validate.parse_int(x, '--iterations', 1, validate.MAX_COUNT)}"
+                   for x in _list(iterations, "--iterations")]
     else:
-        budgets = [x.strip() for x in times.split(",") if x.strip()]
+        budgets = [parse_budget(x) for x in _list(times, "--times")]
+    parse_budget(opponent_time)
     try:
         from descent.config import config_ray
         n = do_evaluate(run_dir, info.spec, algs, budgets, opponent, opponent_time, games_per_pair,
@@ -427,17 +469,17 @@ def report(runs, games_, out):
 
 @cli.command()
 @click.argument("game", default="reversi(size=6)")
-@click.option("--population", type=click.IntRange(2), default=4, show_default=True)
+@click.option("--population", type=click.IntRange(2, 10_000), default=4, show_default=True)
 @click.option("--budget", default="2m", show_default=True, help="Training time of each network.")
 @click.option("--milestones", default="30s,2m", show_default=True, help="Early and final checkpoints.")
-@click.option("--workers", type=click.IntRange(1), default=2, show_default=True)
+@click.option("--workers", type=WORKERS, default=2, show_default=True)
 @click.option("--rank-agent", default="minimax:time=0.1,decision=safe", show_default=True)
 @click.option("--algorithms", default="minimax,minibal_n,minibal_plus", show_default=True)
 @click.option("--times", default="0.02,0.05,0.2", show_default=True)
 @click.option("--iterations", default=None, help="Iteration budgets instead of times.")
 @click.option("--opponent-time", default="0.05", show_default=True)
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None)
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
 def pipeline(game, population, budget, milestones, workers, rank_agent, algorithms, times, iterations,
@@ -449,14 +491,31 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
     from descent.report import make_report
     from descent.tournament import evaluate as do_evaluate, rank as do_rank
     from training.run import run_training
+    from descent.config import check_config_game
+    from descent.tournament import parse_budget
     info = _load(game)
-    cfg = load_config(default_config_path(info.spec))
+    cfg_path = default_config_path(info.spec)
+    cfg = load_config(cfg_path)
+    for w in check_config_game(cfg, cfg_path, info.spec):
+        click.echo(w, err=True)
     try:
         budget_s, ms = parse_duration(budget), parse_durations(milestones)
     except ValueError as exc:
-        raise UserError(str(exc)) from None
+        raise UserError(f"--budget/--milestones: {exc}") from None
     if len(ms) < 2:
         raise UserError("the pipeline needs two milestones: an early and a final checkpoint")
+    if ms[-1][1] > budget_s:
+        raise UserError(f"milestone {ms[-1][0]} lies beyond the budget {budget}")
+    from search_ext.agents import parse_agent
+    parse_agent(rank_agent)
+    algs = _list(algorithms, "--algorithms")
+    budgets = ([f"iterations={validate.parse_int(x, '--iterations', 1, validate.MAX_COUNT)}"
+                for x in _list(iterations, "--iterations")] if iterations is not None
+               else [parse_budget(x) for x in _list(times, "--times")])
+    for alg in algs:
+        parse_agent(alg + ":" + budgets[0] if ":" not in alg else alg + "," + budgets[0])
+    parse_budget(opponent_time)
+    workers = min(workers, population)
     run_dir = Path(_run_dir(info.spec, out))
     ray_address = ray_address or cfg["run"]["ray"] or None
     click.echo(f"[1/4] training {population} networks of {info.spec} for {budget} each in {run_dir}")
@@ -465,9 +524,6 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
     click.echo(f"[2/4] ranking them ({rank_agent})")
     pools = do_rank(run_dir, info.spec, rank_agent, 2, 0, workers, seed, ray_address=ray_address)
     _print_pools(pools)
-    algs = [a.strip() for a in algorithms.split(",") if a.strip()]
-    budgets = ([f"iterations={int(x)}" for x in iterations.split(",")] if iterations
-               else [x.strip() for x in times.split(",")])
     click.echo(f"[3/4] evaluating {', '.join(algs)} at {', '.join(budgets)} against the low pool")
     do_evaluate(run_dir, info.spec, algs, budgets, "pool", opponent_time, 2, workers, seed,
                 ray_address=ray_address)
@@ -485,20 +541,36 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
 @click.option("--opponent", default=None, metavar="AGENT", help="Any agent spec instead of a level.")
 @click.option("--net", default="best", show_default=True, help="A network checkpoint, best, or none.")
 @click.option("--seat", type=click.Choice(["first", "second"]), default="first", show_default=True)
-@click.option("--time", "think", type=float, default=1.0, show_default=True, help="Seconds per computer move.")
-@click.option("--iterations", type=click.IntRange(1), default=None, help="Iterations per move instead of time.")
+@click.option("--time", "think", type=Seconds(), default=1.0, show_default=True, help="Seconds per computer move.")
+@click.option("--iterations", type=COUNT, default=None, help="Iterations per move instead of time.")
 @click.option("--plain", is_flag=True, help="Text lines only, no colours (for screen readers).")
 @click.option("--save", type=click.Path(dir_okay=False), default=None, help="Save the game record here.")
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 def play(game, level, opponent, net, seat, think, iterations, plain, save, seed):
     """Play GAME against a balanced (or easy, medium, hard, strongest) computer opponent."""
     from descent.api import Opponent
     from descent.play import play as run_play
     info = _load(game)
+    if save is not None:
+        _check_writable(save, "--save")        # before the game, not after it
     net = None if net.lower() in ("none", "") else net
     bot = Opponent(info.spec, level=level, net=net, time=think, iterations=iterations, seed=seed,
                    agent=opponent)
     run_play(info.spec, bot, 0 if seat == "first" else 1, plain, save)
+
+
+def _check_writable(path: str, option: str) -> None:
+    """Refuse a file path that cannot be written (a directory, a missing or read-only folder)."""
+    import os
+    from pathlib import Path
+    p = Path(validate.text(path, option, GameError, ascii=False))
+    if p.is_dir():
+        raise UserError(f"{option} {path}: is a directory")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise UserError(f"{option} {path}: the folder {parent} does not exist")
+    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise UserError(f"{option} {path}: not writable")
 
 
 @cli.command()
