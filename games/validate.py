@@ -377,7 +377,11 @@ def open_sqlite_readonly(path, error=GameError, tables: tuple[str, ...] = (), wh
         _fail(error, name, "no such database file")
     if path.stat().st_size == 0:
         _fail(error, name, "is an empty file, not a results database")
-    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    # A WAL-mode database without a live -wal file is read as immutable: a read-only connection
+    # would otherwise leave new -wal/-shm files beside it. With a -wal file (a writer is active, or
+    # was killed), the plain read-only mode sees its last commits.
+    live_wal = Path(f"{path}-wal").exists()
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro" + ("" if live_wal else "&immutable=1")
     try:
         con = sqlite3.connect(uri, uri=True)
         have = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}

@@ -137,6 +137,13 @@ def parse_agent(text: str) -> tuple[str, dict]:
     if not isinstance(text, str) or not text.strip():
         raise AgentSpecError(f"empty agent spec {text!r} (expected ALGORITHM[:key=value,...])")
     validate.text(text, "agent spec", AgentSpecError, ascii=False)
+    # the notation is ASCII (only a net=PATH value may hold other characters): a non-ASCII blank,
+    # digit or separator is refused, not stripped or read as a number
+    raw_name, _, raw_rest = text.partition(":")
+    validate.text(raw_name, f"agent {text!r}: algorithm", AgentSpecError)
+    for item in raw_rest.split(","):
+        if not item.lstrip().startswith("net="):
+            validate.text(item, f"agent {text!r}: option", AgentSpecError, empty=True)
     name, _, rest = text.strip().partition(":")
     name = name.strip()
     if name not in ALGORITHMS:
