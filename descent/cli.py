@@ -346,7 +346,10 @@ def train(game, config_path, population, budget, milestones, workers, out, seed,
 def checkpoints(game, root):
     """List the milestone checkpoints of the training runs."""
     from training.run import DEFAULT_ROOT, list_checkpoints
+    from pathlib import Path
     spec = _load(game).spec if game else None
+    if root is not None and not Path(root).is_dir():
+        raise UserError(f"--out {root}: no such directory")
     rows = list_checkpoints(root or DEFAULT_ROOT, spec)
     if not rows:
         click.echo("no checkpoints found" + (f" for {spec}" if spec else "") + f" under {root or DEFAULT_ROOT}")
