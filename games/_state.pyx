@@ -191,7 +191,8 @@ cdef class State:
         if isinstance(action, str):
             a = self.parse_move(action)
         else:
-            a = validate.action(action, self.num_actions, "move")
+            a = validate.action(action, self.num_actions, f"{self.game.spec}: move",
+                                range_error=IllegalMoveError)
             if not self.is_legal_action(a):
                 raise IllegalMoveError(
                     f"illegal move {action!r} in position {self.position()!r}")
@@ -218,7 +219,7 @@ cdef class State:
 
     def parse_move(self, text) -> int:
         """Parse a move in the game's notation and check that it is legal here."""
-        validate.text(text, f"{self.game.spec}: move", InvalidMoveError, max_len=MAX_MOVE_TEXT)
+        validate.text(text, f"{self.game.spec}: move", InvalidMoveError, max_len=MAX_MOVE_TEXT, empty=True)
         a = validate.action(self._parse_move_text(text.strip()), self.num_actions,
                             f"{self.game.spec}: move {text!r}")
         if not self.is_legal_action(a):
@@ -238,7 +239,7 @@ cdef class State:
         """Set the position from text; raises ``InvalidPositionError`` and leaves the state unchanged
         when the text is malformed (not ASCII, empty, longer than 4096 characters included). Clears
         the move stack."""
-        validate.text(text, f"{self.game.spec}: position", InvalidPositionError)
+        validate.text(text, f"{self.game.spec}: position", InvalidPositionError, empty=True)
         self._set_position_text(text.strip())
         self._nhist = 0
 

@@ -169,15 +169,17 @@ def split_list(s, what: str, error=GameError, max_items: int = 256) -> list[str]
 
 # ---- game objects ------------------------------------------------------------------------------------
 
-def action(value, num_actions: int, what: str = "action id", error=None) -> int:
-    """An action id: an integer (never ``bool`` or a float) in ``[0, num_actions)``."""
+def action(value, num_actions: int, what: str = "action id", error=None, range_error=None) -> int:
+    """An action id: an integer (never ``bool`` or a float) in ``[0, num_actions)``; ``error``
+    (default ``InvalidMoveError``) for anything else, ``range_error`` (default ``error``) for an
+    integer out of range."""
     from games.errors import InvalidMoveError
     error = error or InvalidMoveError
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         _fail(error, what, f"{_show(value)} is not an action id (an integer) or a move string")
     v = operator.index(value)
     if not 0 <= v < num_actions:
-        _fail(error, what, f"{v if abs(v) < 10 ** 12 else _show(value)} is out of range "
+        _fail(range_error or error, what, f"{v if abs(v) < 10 ** 12 else _show(value)} is out of range "
                            f"[0, {num_actions})")
     return v
 

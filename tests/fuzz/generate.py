@@ -115,7 +115,8 @@ def positions(rng: random.Random, n: int) -> list[dict]:
         elif r < 0.55:
             out.append(_case("position", {"game": game,
                                           "text": rng.choice(["", "   ", NONE, 7, text + " " + "x" * 9000,
-                                                              "/" * 5000, text.replace(" ", "\u00a0")])},
+                                                              "/" * 5000, text + "\u00a0x",
+                                                              text.replace(" ", "\u00a0") + "\u2003"])},
                              "refuse"))
         elif r < 0.62:
             tokens = text.split()
