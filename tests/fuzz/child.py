@@ -353,7 +353,14 @@ def run_case(case):
         return "traceback", f"{type(exc).__name__}: {exc}"[:300]
 
 
+MEMORY_LIMIT = int(os.environ.get("FUZZ_MEMORY_LIMIT", 3 << 30))
+
+
 def main():
+    # an input that makes the code under test allocate without bound (a board row '999999999')
+    # must fail here quickly, not take the machine's memory
+    import resource
+    resource.setrlimit(resource.RLIMIT_DATA, (MEMORY_LIMIT, MEMORY_LIMIT))
     cases = json.loads(Path(sys.argv[1]).read_text())
     first = int(sys.argv[2])
     # the protocol gets a private copy of stdout; whatever the code under test prints (Python or C
