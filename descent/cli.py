@@ -53,9 +53,19 @@ class Seconds(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
-SEED = click.IntRange(0, 2 ** 31 - 1)
-COUNT = click.IntRange(1, validate.MAX_COUNT)
-WORKERS = click.IntRange(1, 1024)
+class IntRange(click.IntRange):
+    """``click.IntRange`` reading ASCII decimal only (click's own reads other Unicode digits, such
+    as the fullwidth '１', and '1_000')."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and validate._INT.fullmatch(value.strip()) is None:
+            self.fail(f"{value!r} is not an integer (ASCII digits)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+SEED = IntRange(0, 2 ** 31 - 1)
+COUNT = IntRange(1, validate.MAX_COUNT)
+WORKERS = IntRange(1, 1024)
 
 
 def _list(text: str, option: str) -> list[str]:
@@ -114,7 +124,7 @@ def games_cmd(names, as_json):
 
 @cli.command()
 @click.argument("game")
-@click.argument("depth", type=click.IntRange(0, 64))
+@click.argument("depth", type=IntRange(0, 64))
 @click.option("--position", default=None, help="Start from this position (the game's text format).")
 @click.option("--moves", default=None, help="Moves to play first, space separated, in the game's notation.")
 @click.option("--divide", is_flag=True, help="Print the count below each legal move.")
@@ -288,14 +298,14 @@ def match(game, agent_a, agent_b, n_games, workers, seed, verbose, ray_address):
 @click.argument("game")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Config file (default: configs/<game>.toml).")
-@click.option("--population", type=click.IntRange(1, 10_000), default=None, help="Networks to train.")
+@click.option("--population", type=IntRange(1, 10_000), default=None, help="Networks to train.")
 @click.option("--budget", default=None, help="Training time of each network, e.g. 70d, 2h, 10m.")
 @click.option("--milestones", default=None, help="Named checkpoints, e.g. 20d,70d.")
 @click.option("--workers", type=WORKERS, default=None, help="Members trained in parallel (at most one per member).")
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None,
               help="Run directory (default: checkpoints/<game>).")
 @click.option("--seed", type=SEED, default=0, show_default=True)
-@click.option("--max-games", type=click.IntRange(0, validate.MAX_COUNT), default=0,
+@click.option("--max-games", type=IntRange(0, validate.MAX_COUNT), default=0,
               help="Stop each member after this many games in this call (0: run to the budget).")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
@@ -384,8 +394,8 @@ def _print_pools(pools):
               help="Training run directory (default: checkpoints/<game>).")
 @click.option("--agent", default="minimax:time=1,decision=safe", show_default=True,
               help="The agent every network plays with.")
-@click.option("--games-per-pair", type=click.IntRange(1, 10_000), default=2, show_default=True)
-@click.option("--opening-plies", type=click.IntRange(0, 1000), default=0, show_default=True,
+@click.option("--games-per-pair", type=IntRange(1, 10_000), default=2, show_default=True)
+@click.option("--opening-plies", type=IntRange(0, 1000), default=0, show_default=True,
               help="Random opening plies for diversity.")
 @click.option("--workers", type=WORKERS, default=1, show_default=True)
 @click.option("--seed", type=SEED, default=0, show_default=True)
@@ -416,7 +426,7 @@ def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_add
 @click.option("--opponent", type=click.Choice(["pool", "mcts"]), default="pool", show_default=True)
 @click.option("--opponent-time", default="1", show_default=True,
               help="The opponent's budget: seconds, or iterations=N.")
-@click.option("--games-per-pair", type=click.IntRange(1, 10_000), default=2, show_default=True)
+@click.option("--games-per-pair", type=IntRange(1, 10_000), default=2, show_default=True)
 @click.option("--workers", type=WORKERS, default=1, show_default=True)
 @click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
@@ -472,7 +482,7 @@ def report(runs, games_, out):
 
 @cli.command()
 @click.argument("game", default="reversi(size=6)")
-@click.option("--population", type=click.IntRange(2, 10_000), default=4, show_default=True)
+@click.option("--population", type=IntRange(2, 10_000), default=4, show_default=True)
 @click.option("--budget", default="2m", show_default=True, help="Training time of each network.")
 @click.option("--milestones", default="30s,2m", show_default=True, help="Early and final checkpoints.")
 @click.option("--workers", type=WORKERS, default=2, show_default=True)

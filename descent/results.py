@@ -80,7 +80,16 @@ def _budget_ok(b):
     return None if math.isfinite(float(x)) and float(x) > 0 else f"{b!r} is not a positive budget"
 
 
-EVALUATE_ROW = v.Record({"game": v.Str(256, empty=False), "algorithm": v.Str(4096, empty=False),
+def _game_ok(g):
+    from games.registry import parse_spec
+    try:
+        parse_spec(g)
+    except GameError as exc:
+        return str(exc)
+    return None
+
+
+EVALUATE_ROW = v.Record({"game": v.Where(v.Str(256, empty=False), _game_ok), "algorithm": v.Str(4096, empty=False),
                          "budget": v.Where(v.Str(64, empty=False), _budget_ok),
                          "a_result": v.Int(-1, 1), "a_score": v.Real(-1.0, 1.0)})
 
