@@ -65,12 +65,18 @@ class ReplayBuffer:
             self.games[gid] = self._read(path)
 
     def _read(self, path: Path):
+        from training.network import _H5_ERRORS
         try:
             with h5py.File(path, "r") as f:
                 x = f["x"][()]
                 y = f["y"][()]
-        except (OSError, KeyError) as exc:
-            raise CheckpointError(f"{path}: corrupt or truncated replay file ({exc})") from None
+        except _H5_ERRORS as exc:
+            raise CheckpointError(" ".join(f"{path}: corrupt or truncated replay file ({exc})".split())) from None
+        if (not isinstance(x, np.ndarray) or not isinstance(y, np.ndarray) or x.ndim != 4
+                or y.ndim != 1 or x.dtype.kind != "f" or y.dtype.kind != "f"
+                or not (np.isfinite(x).all() and np.isfinite(y).all())):
+            raise CheckpointError(f"{path}: replay file does not hold finite example arrays x (N, H, W, C) "
+                                  f"and y (N,)")
         if x.shape[1:] != self.shape or len(x) != len(y):
             raise CheckpointError(f"{path}: replay file holds planes {x.shape[1:]}, expected {self.shape}")
         return x, y
