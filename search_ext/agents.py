@@ -18,7 +18,7 @@ from typing import Any
 from games import validate
 from games.errors import GameError
 from search_ext.alphabeta import AlphaBeta
-from search_ext.bestfirst import BestFirstSearch
+from search_ext.bestfirst import BestFirstSearch, SearchError
 from search_ext.evaluators import PlayoutEvaluator, ZeroEvaluator
 from search_ext.mcts import MCTS
 
@@ -316,13 +316,26 @@ class BestFirstAgent(Agent):
             take_proven_wins=self.opts.get("proven_wins", False),
             proven_win_depth=self.opts.get("proven_depth", -1), max_nodes=self.opts["max_nodes"])
 
+    def _searched(self, state, then):
+        """Search ``state`` and return ``then(state)``; a table left full by the previous moves
+        (``max_nodes`` reached) is dropped and the move searched again in a fresh one."""
+        for attempt in (0, 1):
+            try:
+                self.search.search(state, **self._budget())
+                return then(state)
+            except SearchError:
+                if attempt:
+                    raise
+                self.reset()
+
     def choose(self, state) -> int:
-        self.search.search(state, **self._budget())
-        return self.search.best_action(state)
+        return self._searched(state, self.search_best)
 
     def analyse(self, state) -> list:
-        self.search.search(state, **self._budget())
-        return self.search.analyse(state)
+        return self._searched(state, lambda s: self.search.analyse(s))
+
+    def search_best(self, state) -> int:
+        return self.search.best_action(state)
 
 
 class AlphaDDAAgent(Agent):
