@@ -20,6 +20,9 @@ class DescentGroup(click.Group):
     """A click group that turns the project's input errors into one-line CLI errors."""
 
     def invoke(self, ctx):
+        for arg in ctx.protected_args + ctx.args:     # (a shell cannot pass one; an API caller can)
+            if "\x00" in arg:
+                raise UserError(f"argument {arg!r} contains a NUL character")
         try:
             return super().invoke(ctx)
         except GameError as exc:

@@ -88,7 +88,7 @@ def default_config_path(game: str) -> Path:
 
 def load_config(path: str | Path) -> dict[str, dict[str, Any]]:
     """Read and validate a config file; returns every section with defaults filled in."""
-    path = Path(path)
+    path = validate.file_path(path, "config file", ConfigError)
     try:
         raw = tomllib.loads(path.read_text())
     except FileNotFoundError:

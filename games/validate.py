@@ -121,6 +121,16 @@ def text(value, what: str, error=GameError, max_len: int = MAX_TEXT, ascii: bool
     return value
 
 
+def file_path(value, what: str, error=GameError) -> Path:
+    """A file path: text (any script) of at most 4096 characters, without NUL."""
+    if isinstance(value, Path):
+        value = str(value)
+    s = text(value, what, error, ascii=False)
+    if "\x00" in s:
+        _fail(error, what, f"{_show(s)} contains a NUL character")
+    return Path(s)
+
+
 def is_digits(s: str) -> bool:
     """True when ``s`` is one or more ASCII digits (``str.isdigit`` also accepts '²', '٣' ...)."""
     return _DIGITS.fullmatch(s) is not None
@@ -338,7 +348,7 @@ MAX_JSON_BYTES = 64 * 1024 * 1024
 def load_json(path, schema: Check, error=GameError, what: str | None = None):
     """Read a JSON file (at most 64 MiB; NaN/Infinity literals refused) and check it against
     ``schema``; any failure is ``error`` naming the file and the entry."""
-    path = Path(path)
+    path = file_path(path, what or "JSON file", error)
     name = what or str(path)
     try:
         with open(path, "rb") as f:
@@ -373,7 +383,7 @@ def open_sqlite_readonly(path, error=GameError, tables: tuple[str, ...] = (), wh
     ``tables``)."""
     import sqlite3
     from urllib.parse import quote
-    path = Path(path)
+    path = file_path(path, what or "database", error)
     name = what or str(path)
     if not path.is_file():
         _fail(error, name, "no such database file")

@@ -272,7 +272,7 @@ def load_network(path, game_info=None):
     ``path`` is a milestone ``.weights.h5`` or a rolling ``latest.h5`` state. Cached per process.
     Returns ``(model, meta)``; raises ``CheckpointError`` naming the file.
     """
-    path = Path(v.text(str(path), "network checkpoint path", CheckpointError, ascii=False))
+    path = v.file_path(path, "network checkpoint path", CheckpointError)
     if path.is_dir():
         raise CheckpointError(f"{path}: a directory, not a network checkpoint file (give its "
                               f"latest.h5 or a milestone_*.weights.h5)")
