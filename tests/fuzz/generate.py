@@ -320,9 +320,15 @@ def configs(rng: random.Random, n: int) -> list[dict]:
             value = rng.choice(DURATIONS_BAD + ["20m,20m", "1h,60m", "20m,,1h", ",", "20m\uff0c1h"])
             toml = f'[game]\nspec = "tic_tac_toe"\n[run]\n{key} = {json.dumps(value)}\n'
             out.append(_case("config", {"toml": toml}, "refuse"))
-        elif r < 0.9:
+        elif r < 0.85:
             spec = rng.choice(['"chess(size=3)"', '""', "5", '"tic_tac_toe\u00b2"', '"nope"'])
             out.append(_case("config", {"toml": f"[game]\nspec = {spec}\n"}, "refuse"))
+        elif r < 0.9:
+            extra = rng.choice(['[nope]\na = 1\n', '[run]\nnope = 1\n', 'run = 5\n', '[run]\nray = 5\n',
+                                '[run]\nray = "h\u00e9:1"\n', '[selfplay]\nexploration = "x"\n',
+                                '[training]\naugment = "yes"\n', '[run.x]\na = 1\n', '[[run]]\n',
+                                "\x00", "[game\n"])
+            out.append(_case("config", {"toml": '[game]\nspec = "tic_tac_toe"\n' + extra}, "refuse"))
         else:
             out.append(_case("config", {"toml": '[game]\nspec = "tic_tac_toe"\n[run]\nbudget = "20m"\n'
                                                 'milestones = "5m,20m"\n'}, "accept"))
@@ -477,6 +483,24 @@ def cli(rng: random.Random, n: int) -> list[dict]:
                               ["--opponent", rng.choice(["mcts:time=inf", "mcts:c=nan", "nope"])]])
             out.append(_case("cli", {"argv": ["play", "tic_tac_toe", "--plain", *opt], "input": ""},
                              "refuse", timeout=60))
+        elif r < 0.97:
+            lines = [rng.choice(["a\uff11", "9" * 5000, "\x00", "undo", "hint", "moves", "help", "b2", "zz",
+                                 "a1 a2", "\u00b2", "", "resign"]) for _ in range(rng.randint(1, 6))]
+            out.append(_case("cli", {"argv": ["play", "tic_tac_toe", "--plain", "--net", "none",
+                                              "--iterations", "5"], "input": "\n".join(lines) + "\n"},
+                             "any", timeout=60))
+        elif r < 0.985:
+            opt = rng.choice([["--agent", rng.choice(["mcts:time=nan", "", "nope", "minimax:iterations=0"])],
+                              ["--games-per-pair", rng.choice(["0", "abc", "\uff12"])],
+                              ["--opening-plies", "-1"], ["--workers", "0"]])
+            out.append(_case("cli", {"argv": ["rank", "tic_tac_toe", "--run", "$TMP/none", *opt]}, "refuse"))
+        elif r < 0.99:
+            opt = rng.choice([["--budget", rng.choice(["nan", "", "1e400s"])], ["--milestones", "1m"],
+                              ["--milestones", "1m,1m"], ["--algorithms", ""], ["--times", "nan"],
+                              ["--rank-agent", "mcts:c=nan"], ["--opponent-time", "inf"],
+                              ["--iterations", "1.5"], ["--population", "1"]])
+            out.append(_case("cli", {"argv": ["pipeline", "tic_tac_toe", "--out", "$TMP/p", *opt]}, "refuse",
+                             timeout=30, slow_ok=True))
         else:
             out.append(_case("cli", {"argv": rng.choice([["report", "--run", "$TMP"],
                                                          ["checkpoints", "--out", "/proc/x"],
