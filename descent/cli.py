@@ -19,10 +19,13 @@ from games.errors import GameError
 class DescentGroup(click.Group):
     """A click group that turns the project's input errors into one-line CLI errors."""
 
-    def invoke(self, ctx):
-        for arg in ctx.protected_args + ctx.args:     # (a shell cannot pass one; an API caller can)
-            if "\x00" in arg:
+    def parse_args(self, ctx, args):
+        for arg in args:            # (a shell cannot pass one; an API caller can)
+            if isinstance(arg, str) and "\x00" in arg:
                 raise UserError(f"argument {arg!r} contains a NUL character")
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except GameError as exc:
