@@ -3,6 +3,8 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 from libc.math cimport pow
 
+import numbers
+
 import numpy as np
 cimport numpy as cnp
 
@@ -176,7 +178,9 @@ cdef class State:
     def is_legal(self, action) -> bool:
         """Whether ``action`` (an action id) is legal here; False for anything that is not an
         action id of this game."""
-        if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < self.num_actions:
+        if isinstance(action, bool) or not isinstance(action, numbers.Integral):
+            return False
+        if not 0 <= action < self.num_actions:
             return False
         return self.is_legal_action(action)
 
