@@ -370,12 +370,21 @@ def test_wrong_ray_address_times_out():
             check_reachable(address, timeout=2)
 
 
-def test_workers_capped_by_the_work():
-    p = _cli("match", "tic_tac_toe", "--first", "random", "--second", "random", "--games", "2",
-             "--workers", "40")
-    assert p.returncode == 0, p.stderr[-500:]
-    src = (ROOT / "descent" / "cli.py").read_text()
-    assert "workers = min(workers, n_games)" in src
+def test_workers_capped_by_the_work(monkeypatch):
+    """`--workers 40 --games 2` starts at most 2 worker processes."""
+    from click.testing import CliRunner
+    import descent.match
+    from descent.cli import cli
+    seen, real = [], descent.match.run_match
+
+    def spy(game, a, b, n_games, workers=1, *args, **kwargs):
+        seen.append(workers)
+        yield from real(game, a, b, n_games, 1, *args, **kwargs)
+    monkeypatch.setattr(descent.match, "run_match", spy)
+    r = CliRunner().invoke(cli, ["match", "tic_tac_toe", "--first", "random", "--second", "random",
+                                 "--games", "2", "--workers", "40"])
+    assert r.exit_code == 0, r.output
+    assert seen == [2]
 
 
 # ---- checkpoints (TensorFlow) --------------------------------------------------------------------
