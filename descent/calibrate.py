@@ -132,8 +132,12 @@ def grid(s: Settings) -> list:
     """Budgets from ``low`` to ``high`` spaced by about ``ratio`` in log-budget (distinct values)."""
     if s.unit not in ("iterations", "time"):
         raise CalibrationError(f"unit {s.unit!r}: expected iterations or time")
-    if not (s.low > 0 and s.high > s.low):
-        raise CalibrationError(f"budget range {s.low:g}..{s.high:g}: need 0 < low < high")
+    if not (s.low > 0 and s.high > s.low and math.isfinite(s.high)):
+        raise CalibrationError(f"budget range {s.low:g}..{s.high:g}: need 0 < low < high, both finite")
+    from games.validate import MAX_COUNT, MAX_SECONDS
+    top = MAX_COUNT if s.unit == "iterations" else MAX_SECONDS
+    if s.high > top:
+        raise CalibrationError(f"budget range {s.low:g}..{s.high:g}: high must be at most {top:g}")
     if s.unit == "iterations" and (s.low != int(s.low) or s.high != int(s.high)):
         raise CalibrationError(f"budget range {s.low:g}..{s.high:g}: iterations must be whole numbers")
     if not s.ratio > 1:

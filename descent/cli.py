@@ -12,23 +12,71 @@ import time
 
 import click
 
+from games import validate
 from games.errors import GameError
 
 
 class DescentGroup(click.Group):
     """A click group that turns the project's input errors into one-line CLI errors."""
 
+    def parse_args(self, ctx, args):
+        for arg in args:            # (a shell cannot pass one; an API caller can)
+            if isinstance(arg, str) and "\x00" in arg:
+                raise UserError(f"argument {arg!r} contains a NUL character")
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except GameError as exc:
             raise UserError(str(exc)) from None
+        except OSError as exc:       # a path given by the user that cannot be read or written
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise UserError(f"{where}{exc.strerror or exc}") from None
 
 
 class UserError(click.ClickException):
-    """Bad input from the user: one line on stderr, exit status 2."""
+    """Bad input from the user: one line on stderr (line breaks squashed), exit status 2."""
 
     exit_code = 2
+
+    def __init__(self, message: str):
+        super().__init__(validate.one_line(message))
+
+
+class Seconds(click.ParamType):
+    """A time in seconds: an ASCII number, finite, > 0, at most a week (no nan, inf or 0)."""
+
+    name = "SECONDS"
+
+    def convert(self, value, param, ctx):
+        what = param.opts[0] if param is not None and param.opts else "seconds"
+        try:
+            if isinstance(value, (int, float)):
+                return validate.seconds(value, what)
+            return validate.parse_real(value, what, 0.0, validate.MAX_SECONDS, lo_open=True)
+        except GameError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class IntRange(click.IntRange):
+    """``click.IntRange`` reading ASCII decimal only (click's own reads other Unicode digits, such
+    as the fullwidth '１', and '1_000')."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and validate._INT.fullmatch(value.strip()) is None:
+            self.fail(f"{value!r} is not an integer (ASCII digits)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+SEED = IntRange(0, 2 ** 31 - 1)
+COUNT = IntRange(1, validate.MAX_COUNT)
+WORKERS = IntRange(1, 1024)
+
+
+def _list(text: str, option: str) -> list[str]:
+    """A comma-separated option value: no empty list, no empty item."""
+    return validate.split_list(text, option, GameError)
 
 
 def _load(spec: str):
@@ -39,7 +87,7 @@ def _load(spec: str):
 def _state(spec: str, position: str | None, moves: str | None = None):
     info = _load(spec)
     state = info.new_state()
-    if position:
+    if position is not None:           # '' is an error, not the start position
         state.set_position(position)
     if moves:
         for text in moves.replace(",", " ").split():
@@ -82,7 +130,7 @@ def games_cmd(names, as_json):
 
 @cli.command()
 @click.argument("game")
-@click.argument("depth", type=click.IntRange(0, 64))
+@click.argument("depth", type=IntRange(0, 64))
 @click.option("--position", default=None, help="Start from this position (the game's text format).")
 @click.option("--moves", default=None, help="Moves to play first, space separated, in the game's notation.")
 @click.option("--divide", is_flag=True, help="Print the count below each legal move.")
@@ -158,9 +206,9 @@ def _random_match(spec: str, n_games: int, seed: int, progress: bool = True) -> 
 
 @cli.command("random-match")
 @click.argument("game")
-@click.option("--games", "n_games", type=click.IntRange(1), default=1000, show_default=True,
+@click.option("--games", "n_games", type=COUNT, default=1000, show_default=True,
               help="Number of random games.")
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 def random_match(game, n_games, seed):
     """Play uniformly random games; print the results and the speed."""
     s = _random_match(game, n_games, seed)
@@ -176,7 +224,7 @@ def random_match(game, n_games, seed):
 
 
 @cli.command()
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--config", "config_paths", multiple=True, type=click.Path(dir_okay=False),
               help="Config file(s) to tour (default: every file in configs/).")
 def tour(seed, config_paths):
@@ -210,10 +258,10 @@ def tour(seed, config_paths):
 @click.option("--first", "agent_a", required=True, metavar="AGENT",
               help="Agent A, e.g. minibal_plus:time=0.5 (plays first in even games).")
 @click.option("--second", "agent_b", required=True, metavar="AGENT", help="Agent B, e.g. mcts:iterations=2000.")
-@click.option("--games", "n_games", type=click.IntRange(1), default=10, show_default=True)
-@click.option("--workers", type=click.IntRange(1), default=1, show_default=True,
-              help="Worker processes.")
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--games", "n_games", type=COUNT, default=10, show_default=True)
+@click.option("--workers", type=WORKERS, default=1, show_default=True,
+              help="Worker processes (at most one per game).")
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--verbose", is_flag=True, help="Print every game's moves.")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
@@ -229,6 +277,7 @@ def match(game, agent_a, agent_b, n_games, workers, seed, verbose, ray_address):
     for text in (agent_a, agent_b):
         parse_agent(text)
     info = _load(game)
+    workers = min(workers, n_games)
     records = []
     with tqdm(total=n_games, desc=f"{info.spec}", unit="game", leave=False) as bar:
         for rec in run_match(info.spec, agent_a, agent_b, n_games, workers, seed,
@@ -255,14 +304,14 @@ def match(game, agent_a, agent_b, n_games, workers, seed, verbose, ray_address):
 @click.argument("game")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Config file (default: configs/<game>.toml).")
-@click.option("--population", type=click.IntRange(1), default=None, help="Networks to train.")
+@click.option("--population", type=IntRange(1, 10_000), default=None, help="Networks to train.")
 @click.option("--budget", default=None, help="Training time of each network, e.g. 70d, 2h, 10m.")
 @click.option("--milestones", default=None, help="Named checkpoints, e.g. 20d,70d.")
-@click.option("--workers", type=click.IntRange(1), default=None, help="Members trained in parallel.")
+@click.option("--workers", type=WORKERS, default=None, help="Members trained in parallel (at most one per member).")
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None,
               help="Run directory (default: checkpoints/<game>).")
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
-@click.option("--max-games", type=click.IntRange(0), default=0,
+@click.option("--seed", type=SEED, default=0, show_default=True)
+@click.option("--max-games", type=IntRange(0, validate.MAX_COUNT), default=0,
               help="Stop each member after this many games in this call (0: run to the budget).")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
@@ -273,21 +322,27 @@ def train(game, config_path, population, budget, milestones, workers, out, seed,
     """Train a population of value networks by Descent self-play (resumable: rerun to continue)."""
     from descent.config import default_config_path, load_config, parse_duration, parse_durations
     from training.run import default_run_dir, run_training
+    from descent.config import check_config_game
     info = _load(game)
     cfg_path = config_path or default_config_path(info.spec)
     cfg = load_config(cfg_path)
+    for w in check_config_game(cfg, cfg_path, info.spec):
+        click.echo(w, err=True)
     run_cfg = cfg["run"]
+    budget = budget if budget is not None else run_cfg["budget"]      # '' is an error
     try:
-        budget_s = parse_duration(budget or run_cfg["budget"])
-        ms = parse_durations(milestones or run_cfg["milestones"])
+        budget_s = parse_duration(budget)
+        ms = parse_durations(milestones if milestones is not None else run_cfg["milestones"])
     except ValueError as exc:
-        raise UserError(str(exc)) from None
+        raise UserError(f"--budget/--milestones: {exc}") from None
     late = [n for n, s in ms if s > budget_s]
     if late:
-        raise UserError(f"milestone(s) {', '.join(late)} lie beyond the budget {budget or run_cfg['budget']}")
+        raise UserError(f"milestone(s) {', '.join(late)} lie beyond the budget {budget}")
     population = population or run_cfg["population"]
-    workers = workers or run_cfg["workers"]
+    workers = min(workers or run_cfg["workers"], population)
     run_dir = out or default_run_dir(info.spec)
+    from pathlib import Path
+    Path(run_dir).mkdir(parents=True, exist_ok=True)     # an unusable --out fails here, before any work
     click.echo(f"training {population} network(s) of {info.spec} for {budget_s:.0f} s each "
                f"(milestones {', '.join(n for n, _ in ms)}) in {run_dir}; config {cfg_path}")
     ray_address = ray_address or run_cfg["ray"] or None
@@ -307,7 +362,10 @@ def train(game, config_path, population, budget, milestones, workers, out, seed,
 def checkpoints(game, root):
     """List the milestone checkpoints of the training runs."""
     from training.run import DEFAULT_ROOT, list_checkpoints
+    from pathlib import Path
     spec = _load(game).spec if game else None
+    if root is not None and not Path(root).is_dir():
+        raise UserError(f"--out {root}: no such directory")
     rows = list_checkpoints(root or DEFAULT_ROOT, spec)
     if not rows:
         click.echo("no checkpoints found" + (f" for {spec}" if spec else "") + f" under {root or DEFAULT_ROOT}")
@@ -352,12 +410,12 @@ def _print_pools(pools):
               help="Training run directory (default: checkpoints/<game>).")
 @click.option("--agent", default="minimax:time=1,decision=safe", show_default=True,
               help="The agent every network plays with.")
-@click.option("--games-per-pair", type=click.IntRange(1), default=16, show_default=True,
+@click.option("--games-per-pair", type=IntRange(1, 10_000), default=16, show_default=True,
               help="Games per pair of networks (and per early/final pair): seat pairs sharing an opening.")
-@click.option("--opening-plies", type=click.IntRange(0), default=4, show_default=True,
+@click.option("--opening-plies", type=IntRange(0, 1000), default=4, show_default=True,
               help="Seeded random opening plies, the same for both seats of a pairing (0: none).")
-@click.option("--workers", type=click.IntRange(1), default=1, show_default=True)
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--workers", type=WORKERS, default=1, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
 def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_address):
@@ -385,12 +443,12 @@ def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_add
 @click.option("--opponent", type=click.Choice(["pool", "mcts"]), default="pool", show_default=True)
 @click.option("--opponent-time", default="1", show_default=True,
               help="The opponent's budget: seconds, or iterations=N.")
-@click.option("--games-per-pair", type=click.IntRange(1), default=8, show_default=True,
+@click.option("--games-per-pair", type=IntRange(1, 10_000), default=8, show_default=True,
               help="Games per (high net, opponent) pairing: seat pairs sharing an opening.")
-@click.option("--opening-plies", type=click.IntRange(0), default=4, show_default=True,
+@click.option("--opening-plies", type=IntRange(0, 1000), default=4, show_default=True,
               help="Seeded random opening plies, the same for both seats of a pairing (0: none).")
-@click.option("--workers", type=click.IntRange(1), default=1, show_default=True)
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--workers", type=WORKERS, default=1, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
 def evaluate(game, run, algorithms, extra_algorithms, times, iterations, opponent, opponent_time,
@@ -399,11 +457,14 @@ def evaluate(game, run, algorithms, extra_algorithms, times, iterations, opponen
     from descent.tournament import evaluate as do_evaluate
     info = _load(game)
     run_dir = _run_dir(info.spec, run)
-    algs = [a.strip() for a in algorithms.split(",") if a.strip()] + list(extra_algorithms)
-    if iterations:
-        budgets = [f"iterations={int(x)}" for x in iterations.split(",") if x.strip()]
+    from descent.tournament import parse_budget
+    algs = _list(algorithms, "--algorithms") + list(extra_algorithms)
+    if iterations is not None:
+        budgets = [f"iterations={validate.parse_int(x, '--iterations', 1, validate.MAX_COUNT)}"
+                   for x in _list(iterations, "--iterations")]
     else:
-        budgets = [x.strip() for x in times.split(",") if x.strip()]
+        budgets = [parse_budget(x) for x in _list(times, "--times")]
+    parse_budget(opponent_time)
     try:
         from descent.config import config_ray
         n = do_evaluate(run_dir, info.spec, algs, budgets, opponent, opponent_time, games_per_pair,
@@ -443,20 +504,20 @@ def report(runs, games_, out):
 
 @cli.command()
 @click.argument("game", default="reversi(size=6)")
-@click.option("--population", type=click.IntRange(2), default=4, show_default=True)
+@click.option("--population", type=IntRange(2, 10_000), default=4, show_default=True)
 @click.option("--budget", default="2m", show_default=True, help="Training time of each network.")
 @click.option("--milestones", default="30s,2m", show_default=True, help="Early and final checkpoints.")
-@click.option("--workers", type=click.IntRange(1), default=2, show_default=True)
+@click.option("--workers", type=WORKERS, default=2, show_default=True)
 @click.option("--rank-agent", default="minimax:time=0.1,decision=safe", show_default=True)
 @click.option("--algorithms", default="minimax,minibal_n,minibal_plus", show_default=True)
 @click.option("--times", default="0.02,0.05,0.2", show_default=True)
 @click.option("--iterations", default=None, help="Iteration budgets instead of times.")
 @click.option("--opponent-time", default="0.05", show_default=True)
-@click.option("--games-per-pair", type=click.IntRange(1), default=8, show_default=True,
+@click.option("--games-per-pair", type=IntRange(1, 10_000), default=8, show_default=True,
               help="Games per pair in rank and evaluate (seat pairs sharing an opening).")
-@click.option("--opening-plies", type=click.IntRange(0), default=2, show_default=True)
+@click.option("--opening-plies", type=IntRange(0, 1000), default=2, show_default=True)
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None)
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
 def pipeline(game, population, budget, milestones, workers, rank_agent, algorithms, times, iterations,
@@ -468,14 +529,31 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
     from descent.report import make_report
     from descent.tournament import evaluate as do_evaluate, rank as do_rank
     from training.run import run_training
+    from descent.config import check_config_game
+    from descent.tournament import parse_budget
     info = _load(game)
-    cfg = load_config(default_config_path(info.spec))
+    cfg_path = default_config_path(info.spec)
+    cfg = load_config(cfg_path)
+    for w in check_config_game(cfg, cfg_path, info.spec):
+        click.echo(w, err=True)
     try:
         budget_s, ms = parse_duration(budget), parse_durations(milestones)
     except ValueError as exc:
-        raise UserError(str(exc)) from None
+        raise UserError(f"--budget/--milestones: {exc}") from None
     if len(ms) < 2:
         raise UserError("the pipeline needs two milestones: an early and a final checkpoint")
+    if ms[-1][1] > budget_s:
+        raise UserError(f"milestone {ms[-1][0]} lies beyond the budget {budget}")
+    from search_ext.agents import parse_agent
+    parse_agent(rank_agent)
+    algs = _list(algorithms, "--algorithms")
+    budgets = ([f"iterations={validate.parse_int(x, '--iterations', 1, validate.MAX_COUNT)}"
+                for x in _list(iterations, "--iterations")] if iterations is not None
+               else [parse_budget(x) for x in _list(times, "--times")])
+    for alg in algs:
+        parse_agent(alg + ":" + budgets[0] if ":" not in alg else alg + "," + budgets[0])
+    parse_budget(opponent_time)
+    workers = min(workers, population)
     run_dir = Path(_run_dir(info.spec, out))
     ray_address = ray_address or cfg["run"]["ray"] or None
     click.echo(f"[1/4] training {population} networks of {info.spec} for {budget} each in {run_dir}")
@@ -485,9 +563,6 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
     pools = do_rank(run_dir, info.spec, rank_agent, games_per_pair, opening_plies, workers, seed,
                     ray_address=ray_address, echo=click.echo)
     _print_pools(pools)
-    algs = [a.strip() for a in algorithms.split(",") if a.strip()]
-    budgets = ([f"iterations={int(x)}" for x in iterations.split(",")] if iterations
-               else [x.strip() for x in times.split(",")])
     click.echo(f"[3/4] evaluating {', '.join(algs)} at {', '.join(budgets)} against the low pool")
     do_evaluate(run_dir, info.spec, algs, budgets, "pool", opponent_time, games_per_pair, workers, seed,
                 ray_address=ray_address, opening_plies=opening_plies)
@@ -536,13 +611,13 @@ def experiment(file, runs, report_dir, stages, only_games, ray_address):
               help="Budgets searched (default 1:10000 iterations, 0.001:10 seconds).")
 @click.option("--opponent-budget", default="iterations=200", show_default=True,
               help="With --against pool: the low nets' Unbounded Minimax budget.")
-@click.option("--max-games", type=click.IntRange(2), default=400, show_default=True,
+@click.option("--max-games", type=IntRange(2, validate.MAX_COUNT), default=400, show_default=True,
               help="Games the design may spend in all.")
-@click.option("--near-games", type=click.IntRange(2), default=40, show_default=True,
+@click.option("--near-games", type=IntRange(2, validate.MAX_COUNT), default=40, show_default=True,
               help="Games at a budget whose interval still holds the target before it is the answer.")
 @click.option("--run", "run", type=click.Path(file_okay=False), default=None,
               help="Run directory (default: checkpoints/<game>); results in <run>/calibrations/.")
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--verbose", is_flag=True, help="Print every game.")
 def calibrate(game, algorithm, against, target, metric, unit, budget_range, opponent_budget, max_games,
               near_games, run, seed, verbose):
@@ -553,10 +628,10 @@ def calibrate(game, algorithm, against, target, metric, unit, budget_range, oppo
     info = _load(game)
     if budget_range is None:
         budget_range = "1:10000" if unit == "iterations" else "0.001:10"
-    try:
-        low, high = (float(x) for x in budget_range.split(":"))
-    except ValueError:
-        raise UserError(f"--range {budget_range!r}: expected LOW:HIGH, e.g. 1:10000") from None
+    parts = validate.text(budget_range, "--range", max_len=64).split(":")
+    if len(parts) != 2:
+        raise UserError(f"--range {budget_range!r}: expected LOW:HIGH, e.g. 1:10000")
+    low, high = (validate.parse_real(x, f"--range {budget_range!r}", 0.0, None, lo_open=True) for x in parts)
     s = Settings(info.spec, algorithm=algorithm, against=against, target=target, metric=metric, unit=unit,
                  low=low, high=high, opponent_budget=opponent_budget, seed=seed, max_games=max_games,
                  near_games=near_games)
@@ -582,17 +657,19 @@ def calibrate(game, algorithm, against, target, metric, unit, budget_range, oppo
 @click.option("--opponent", default=None, metavar="AGENT", help="Any agent spec instead of a level.")
 @click.option("--net", default="best", show_default=True, help="A network checkpoint, best, or none.")
 @click.option("--seat", type=click.Choice(["first", "second"]), default="first", show_default=True)
-@click.option("--time", "think", type=float, default=None, help="Seconds per computer move (default 1, or the "
+@click.option("--time", "think", type=Seconds(), default=None, help="Seconds per computer move (default 1, or the "
               "calibrated budget for --level balanced).")
-@click.option("--iterations", type=click.IntRange(1), default=None, help="Iterations per move instead of time.")
+@click.option("--iterations", type=COUNT, default=None, help="Iterations per move instead of time.")
 @click.option("--plain", is_flag=True, help="Text lines only, no colours (for screen readers).")
 @click.option("--save", type=click.Path(dir_okay=False), default=None, help="Save the game record here.")
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 def play(game, level, player, opponent, net, seat, think, iterations, plain, save, seed):
     """Play GAME against a balanced (or easy, medium, hard, strongest) computer opponent."""
     from descent.api import Opponent
     from descent.play import play as run_play
     info = _load(game)
+    if save is not None:
+        _check_writable(save, "--save")        # before the game, not after it
     net = None if net.lower() in ("none", "") else net
     if level == "adaptive" and not player and not opponent:
         raise UserError("--level adaptive needs --player NAME (whose results it adapts to)")
@@ -601,6 +678,20 @@ def play(game, level, player, opponent, net, seat, think, iterations, plain, sav
     bot = Opponent(info.spec, level=level, net=net, time=think, iterations=iterations, seed=seed,
                    agent=opponent, player=player)
     run_play(info.spec, bot, 0 if seat == "first" else 1, plain, save)
+
+
+def _check_writable(path: str, option: str) -> None:
+    """Refuse a file path that cannot be written (a directory, a missing or read-only folder)."""
+    import os
+    from pathlib import Path
+    p = Path(validate.text(path, option, GameError, ascii=False))
+    if p.is_dir():
+        raise UserError(f"{option} {path}: is a directory")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise UserError(f"{option} {path}: the folder {parent} does not exist")
+    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise UserError(f"{option} {path}: not writable")
 
 
 @cli.command()

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import games
+from games import validate
 from games.errors import GameError
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
@@ -36,39 +37,45 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "spec": Key(str, None, "the game and its parameters, e.g. 'reversi(size=6)'"),
     },
     "tour": {
-        "perft_depth": Key(int, 3, "perft depth run by `descent tour`", min=1),
-        "random_games": Key(int, 1000, "random games played by `descent tour`", min=1),
+        "perft_depth": Key(int, 3, "perft depth run by `descent tour`", min=1, max=64),
+        "random_games": Key(int, 1000, "random games played by `descent tour`", min=1,
+                            max=validate.MAX_COUNT),
     },
     "network": {
-        "filters": Key(int, 32, "convolution filters per layer", min=1),
-        "blocks": Key(int, 2, "residual blocks (two 3x3 convolutions each)", min=0),
-        "head_units": Key(int, 64, "units of the dense layer of the value head", min=1),
+        "filters": Key(int, 32, "convolution filters per layer", min=1, max=4096),
+        "blocks": Key(int, 2, "residual blocks (two 3x3 convolutions each)", min=0, max=256),
+        "head_units": Key(int, 64, "units of the dense layer of the value head", min=1, max=65536),
     },
     "selfplay": {
-        "iterations": Key(int, 50, "Descent iterations per move (used when time = 0)", min=1),
-        "time": Key(float, 0.0, "seconds of search per move (0: use iterations)", min=0.0),
+        "iterations": Key(int, 50, "Descent iterations per move (used when time = 0)", min=1,
+                          max=validate.MAX_COUNT),
+        "time": Key(float, 0.0, "seconds of search per move (0: use iterations)", min=0.0,
+                    max=validate.MAX_SECONDS),
         "exploration": Key(str, "ordinal", "move choice in self-play", choices=("ordinal", "epsilon")),
         "epsilon": Key(float, 0.1, "probability of a random move (exploration = epsilon)", min=0.0,
                        max=1.0),
         "exploration_floor": Key(float, 0.05, "minimum of e = t / T in the ordinal distribution",
                                  min=0.0, max=1.0),
-        "max_nodes": Key(int, 2_000_000, "memory cap of one game's search tree (states)", min=16),
+        "max_nodes": Key(int, 2_000_000, "memory cap of one game's search tree (states)", min=1024,
+                         max=2 ** 31 - 1),
     },
     "training": {
-        "replay_games": Key(int, 100, "replay window mu: examples of the last mu games", min=1),
+        "replay_games": Key(int, 100, "replay window mu: examples of the last mu games", min=1,
+                            max=10 ** 6),
         "sample_fraction": Key(float, 0.04, "sigma: fraction of the memory sampled per update",
                                min=0.0, max=1.0),
-        "min_sample": Key(int, 128, "at least this many examples per update", min=1),
-        "batch_size": Key(int, 128, "minibatch size", min=1),
-        "learning_rate": Key(float, 1e-3, "Adam learning rate", min=0.0),
+        "min_sample": Key(int, 128, "at least this many examples per update", min=1, max=10 ** 9),
+        "batch_size": Key(int, 128, "minibatch size", min=1, max=10 ** 6),
+        "learning_rate": Key(float, 1e-3, "Adam learning rate", min=0.0, max=10.0),
         "augment": Key(bool, True, "augment with the game's exact symmetries"),
     },
     "run": {
-        "population": Key(int, 2, "networks trained independently (seeds seed, seed+1, ...)", min=1),
+        "population": Key(int, 2, "networks trained independently (seeds seed, seed+1, ...)", min=1,
+                          max=10_000),
         "budget": Key(str, "10m", "training time of each network (s/m/h/d)"),
         "milestones": Key(str, "3m,10m", "named checkpoints, comma separated durations"),
-        "workers": Key(int, 1, "population members trained in parallel processes", min=1),
-        "threads": Key(int, 1, "TensorFlow threads per worker process", min=1),
+        "workers": Key(int, 1, "population members trained in parallel processes", min=1, max=1024),
+        "threads": Key(int, 1, "TensorFlow threads per worker process", min=1, max=1024),
         "ray": Key(str, "", "Ray cluster for train/rank/evaluate/pipeline: '' (no Ray: local worker "
                              "processes), 'local', 'auto' or an address; --ray overrides it"),
     },
@@ -81,7 +88,7 @@ def default_config_path(game: str) -> Path:
 
 def load_config(path: str | Path) -> dict[str, dict[str, Any]]:
     """Read and validate a config file; returns every section with defaults filled in."""
-    path = Path(path)
+    path = validate.file_path(path, "config file", ConfigError)
     try:
         raw = tomllib.loads(path.read_text())
     except FileNotFoundError:
@@ -106,10 +113,13 @@ def load_config(path: str | Path) -> dict[str, dict[str, Any]]:
                 value[key] = v
             if (spec.type in (int, float) and isinstance(v, bool)) or not isinstance(v, spec.type):
                 raise ConfigError(f"{path}: '{section}.{key}' must be {spec.type.__name__}, got {v!r}")
-            if spec.min is not None and v < spec.min:
-                raise ConfigError(f"{path}: '{section}.{key}' must be >= {spec.min}, got {v!r}")
-            if spec.max is not None and v > spec.max:
-                raise ConfigError(f"{path}: '{section}.{key}' must be <= {spec.max}, got {v!r}")
+            what = f"{path}: '{section}.{key}'"
+            if spec.type is int:
+                validate.integer(v, what, spec.min, spec.max, ConfigError)
+            elif spec.type is float:        # NaN and infinity fail here (nan < min is false)
+                validate.real(v, what, spec.min, spec.max, ConfigError)
+            else:
+                validate.text(v, what, ConfigError, ascii=False, empty=True)
             if spec.choices is not None and v not in spec.choices:
                 raise ConfigError(f"{path}: '{section}.{key}' must be one of "
                                   f"{', '.join(map(str, spec.choices))}, got {v!r}")
@@ -118,42 +128,57 @@ def load_config(path: str | Path) -> dict[str, dict[str, Any]]:
         out[section] = {k: given.get(k, key.default) for k, key in keys.items()}
     if out["game"]["spec"] is None:
         raise ConfigError(f"{path}: missing key 'game.spec'")
+    if out["run"]["ray"]:
+        validate.text(out["run"]["ray"], f"{path}: 'run.ray'", ConfigError, max_len=256)
     try:
         games.load(out["game"]["spec"])
     except GameError as exc:
         raise ConfigError(f"{path}: game.spec: {exc}") from None
     for key in ("budget", "milestones"):
         try:
-            parse_durations(out["run"][key])
+            (parse_duration if key == "budget" else parse_durations)(out["run"][key])
         except ValueError as exc:
-            raise ConfigError(f"{path}: 'run.{key}': {exc}") from None
+            raise ConfigError(validate.one_line(f"{path}: 'run.{key}': {exc}")) from None
     return out
+
+
+def check_config_game(cfg: dict, path, spec: str) -> list[str]:
+    """Refuse a config written for another game (``ConfigError``); return warnings when it is for
+    the same game with other parameters."""
+    cfg_spec = games.load(cfg["game"]["spec"]).spec
+    if games.parse_spec(cfg_spec)[0] != games.parse_spec(spec)[0]:
+        raise ConfigError(f"{path}: a config for {cfg_spec}, not for {spec} (give --config of "
+                          f"this game or leave it out)")
+    if cfg_spec != spec:
+        return [f"warning: {path} is a config for {cfg_spec}; using it for {spec}"]
+    return []
 
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
+MAX_DURATION = 3650 * 86400.0      # ten years of training: more is a typo
+
+
 def parse_duration(text: str) -> float:
-    """'90s', '20m', '1.5h', '70d' (or a plain number of seconds) -> seconds."""
-    t = str(text).strip().lower()
-    try:
-        if t and t[-1] in _UNITS:
-            value = float(t[:-1]) * _UNITS[t[-1]]
-        else:
-            value = float(t)
-    except ValueError:
-        raise ValueError(f"bad duration {text!r} (expected a number with s, m, h or d, e.g. 20m)") from None
-    if value <= 0:
-        raise ValueError(f"duration {text!r} must be positive")
-    return value
+    """'90s', '20m', '1.5h', '70d' (or a plain number of seconds) -> seconds: ASCII, finite,
+    positive, at most ten years (``ConfigError``, a ``ValueError``)."""
+    t = validate.text(text, "duration", ConfigError, max_len=64).strip().lower()
+    number, unit = (t[:-1], t[-1]) if t[-1] in _UNITS else (t, "s")
+    if validate._REAL.fullmatch(number.strip()) is None:
+        raise ConfigError(f"bad duration {text!r} (expected a number with s, m, h or d, e.g. 20m)")
+    value = validate.parse_real(number, f"duration {text!r}", error=ConfigError) * _UNITS[unit]
+    return validate.real(value, f"duration {text!r}", 0.0, MAX_DURATION, ConfigError, lo_open=True)
 
 
 def parse_durations(text: str) -> list[tuple[str, float]]:
-    """'20d,70d' -> [('20d', 1728000.0), ('70d', 6048000.0)], sorted by duration."""
-    items = [x.strip() for x in str(text).split(",") if x.strip()]
-    if not items:
-        raise ValueError(f"no duration in {text!r}")
+    """'20d,70d' -> [('20d', 1728000.0), ('70d', 6048000.0)], sorted by duration; empty items and
+    two milestones of the same name or duration are refused."""
+    items = validate.split_list(text, "milestones", ConfigError, max_items=64)
     out = sorted(((x, parse_duration(x)) for x in items), key=lambda p: p[1])
+    for (a, da), (b, db) in zip(out, out[1:]):
+        if a == b or da == db:
+            raise ConfigError(f"milestones {text!r}: {a} and {b} are the same milestone")
     return out
 
 

@@ -21,7 +21,11 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from games import validate
 from games.errors import GameError
+
+CONNECT_TIMEOUT = 10.0     # seconds to reach a cluster's address before giving up
+INIT_TIMEOUT = float(os.environ.get("DESCENT_RAY_TIMEOUT", 120))   # seconds for ray.init to connect
 
 
 class RayUnavailable(GameError):
@@ -37,19 +41,56 @@ def init(address: str | None):
                              "(or `pip install ray`)") from None
     if ray.is_initialized():
         return ray
+    if address not in (None, "", "local", "auto"):
+        check_reachable(address)
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
     kwargs = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
     root = str(Path(__file__).resolve().parent.parent)
     runtime_env = {"env_vars": {"PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", ""),
                                 "TF_CPP_MIN_LOG_LEVEL": "3"}}
-    try:
-        if address in (None, "", "local"):
-            ray.init(runtime_env=runtime_env, **kwargs)
-        else:
-            ray.init(address=address, runtime_env=runtime_env, **kwargs)
-    except Exception as exc:  # ConnectionError, RuntimeError, ValueError from ray.init
-        raise RayUnavailable(f"cannot start or reach the Ray cluster {address!r}: {exc}") from None
+    import threading
+    outcome: list = []
+
+    def connect():
+        try:
+            if address in (None, "", "local"):
+                ray.init(runtime_env=runtime_env, **kwargs)
+            else:
+                ray.init(address=address, runtime_env=runtime_env, **kwargs)
+            outcome.append(None)
+        except Exception as exc:  # ConnectionError, RuntimeError, ValueError from ray.init
+            outcome.append(exc)
+
+    # ray.init may wait forever on an address where something answers but no cluster does
+    t = threading.Thread(target=connect, daemon=True)
+    t.start()
+    t.join(INIT_TIMEOUT)
+    if not outcome:
+        raise RayUnavailable(f"the Ray cluster {address!r} did not answer within {INIT_TIMEOUT:.0f} s "
+                             f"(wrong address?)")
+    if outcome[0] is not None:
+        raise RayUnavailable(validate.one_line(
+            f"cannot start or reach the Ray cluster {address!r}: {outcome[0]}")) from None
     return ray
+
+
+def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
+    """Refuse an address that is malformed or where nothing answers within ``timeout`` seconds
+    (``ray.init`` would wait forever): ``RayUnavailable`` naming it."""
+    import socket
+    text = validate.text(address, "Ray address", RayUnavailable, max_len=256)
+    hostport = text.strip().removeprefix("ray://").rstrip("/")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not host:
+        raise RayUnavailable(f"Ray address {address!r}: expected auto, local, HOST:PORT or "
+                             f"ray://HOST:PORT")
+    port = validate.parse_int(port, f"Ray address {address!r}: port", 1, 65535, RayUnavailable)
+    try:
+        with socket.create_connection((host.strip("[]"), port), timeout=timeout):
+            pass
+    except (OSError, UnicodeError) as exc:
+        raise RayUnavailable(validate.one_line(
+            f"cannot reach the Ray cluster at {address!r} within {timeout:.0f} s ({exc})")) from None
 
 
 def _play_remote(task):

@@ -257,8 +257,8 @@ def make_report(db_paths, out_dir, games: list[str] | None = None) -> dict:
     and one set of figures per experiment (opponent kind and budget)."""
     rows = []
     for p in db_paths:
-        with ResultsDB(p) as db:
-            rows.extend(db.rows("evaluate"))
+        with ResultsDB(p, readonly=True) as db:
+            rows.extend(db.checked_rows("evaluate"))
     if games:
         rows = [r for r in rows if r["game"] in games]
     records = summarise(rows)

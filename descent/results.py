@@ -37,10 +37,12 @@ matches in progress, and rerunning skips every key already present (never a dupl
 """
 from __future__ import annotations
 
+import math
 import sqlite3
 import time
 from pathlib import Path
 
+from games import validate as v
 from games.errors import GameError
 
 SCHEMA = """
@@ -88,9 +90,42 @@ class ResultsError(GameError):
     """A results database that cannot be opened or is not one of ours."""
 
 
+# What report reads of an evaluate row (games.validate): a bad row is refused, naming it.
+def _budget_ok(b):
+    k, eq, x = b.partition("=")
+    if not eq or k not in ("time", "iterations") or v._REAL.fullmatch(x.strip()) is None:
+        return f"{b!r} is not time=SECONDS or iterations=N"
+    return None if math.isfinite(float(x)) and float(x) > 0 else f"{b!r} is not a positive budget"
+
+
+def _game_ok(g):
+    from games.registry import parse_spec
+    try:
+        parse_spec(g)
+    except GameError as exc:
+        return str(exc)
+    return None
+
+
+EVALUATE_ROW = v.Record({"game": v.Where(v.Str(256, empty=False), _game_ok), "algorithm": v.Str(4096, empty=False),
+                         "budget": v.Where(v.Str(64, empty=False), _budget_ok),
+                         "a_result": v.Int(-1, 1), "a_score": v.Real(-1.0, 1.0)})
+
+
 class ResultsDB:
-    def __init__(self, path):
+    def __init__(self, path, readonly: bool = False):
+        """Open (creating it if needed) a results database; ``readonly``: open an existing one
+        with ``mode=ro`` and never write to it (no journal switch, no table created)."""
         self.path = Path(path)
+        if readonly:
+            self.conn = v.open_sqlite_readonly(self.path, ResultsError, ("matches",),
+                                               f"results database {self.path}")
+            cols = {r[1] for r in self.conn.execute("PRAGMA table_info(matches)")}
+            if set(COLUMNS) - cols:
+                self.conn.close()
+                raise ResultsError(f"{self.path}: table 'matches' lacks columns "
+                                   f"{sorted(set(COLUMNS) - cols)}")
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.conn = sqlite3.connect(self.path, timeout=30)
@@ -151,6 +186,11 @@ class ResultsDB:
             args.append(game)
         q += " ORDER BY id"
         return [dict(zip(COLUMNS, r)) for r in self.conn.execute(q, args)]
+
+    def checked_rows(self, stage: str | None = None, game: str | None = None) -> list[dict]:
+        """``rows``, each checked against ``EVALUATE_ROW`` (``ResultsError`` naming the row)."""
+        return [EVALUATE_ROW(r, f"{self.path}: row {i + 1} ({r.get('match_key')!r})", ResultsError)
+                for i, r in enumerate(self.rows(stage, game))]
 
     def close(self):
         self.conn.close()

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from games import validate as v
 from games.errors import GameError
 from descent.match import run_tasks
 from descent.ratings import ELO, fit
@@ -55,15 +56,18 @@ class Net:
         return f"m{self.member:02d}@{self.milestone}"
 
 
+_POOL_NET = v.Record({"net": v.Str(256, empty=False), "path": v.Str(4096, empty=False)})
+POOLS = v.Record({"game": v.Str(256, empty=False), "high": v.List(_POOL_NET, 1),
+                  "low": v.List(_POOL_NET, 1)})   # what evaluate reads of pools.json (games.validate)
+
+
 def _run_record(run_dir: Path, game: str) -> dict:
     rec_path = run_dir / "run.json"
     if not rec_path.exists():
         raise ProtocolError(f"{run_dir}: no training run here (run.json missing); train first with "
                             f"`descent train {game} --out {run_dir}`")
-    try:
-        rec = json.loads(rec_path.read_text())
-    except (OSError, ValueError) as exc:
-        raise ProtocolError(f"{rec_path}: unreadable run record ({exc})") from None
+    from training.run import read_run_record
+    rec = read_run_record(run_dir, ProtocolError)
     if rec.get("game") != game:
         raise ProtocolError(f"{run_dir}: a run of {rec.get('game')}, not of {game}")
     return rec
@@ -75,10 +79,8 @@ def find_nets(run_dir: Path, game: str) -> dict[int, list[Net]]:
     _run_record(run_dir, game)
     out: dict[int, list[Net]] = {}
     for mj in run_dir.glob("member_*/milestone_*.json"):
-        try:
-            meta = json.loads(mj.read_text())
-        except (OSError, ValueError):
-            continue                          # a torn metadata file: that milestone is not there
+        from training.run import read_milestone
+        meta = read_milestone(mj, ProtocolError)
         weights = mj.with_suffix(".weights.h5")
         if not weights.exists() or "member" not in meta or "milestone" not in meta:
             continue
@@ -337,15 +339,17 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
 
 def parse_budget(text: str) -> str:
     """'0.5' or 'time=0.5' -> 'time=0.5'; 'iterations=50' stays."""
-    t = text.strip()
-    if "=" not in t:
-        float(t)
-        return f"time={t}"
-    k, v = t.split("=", 1)
-    if k not in ("time", "iterations"):
+    t = v.text(text, "budget", ProtocolError, max_len=64).strip()
+    k, eq, x = t.partition("=")
+    if not eq:
+        k, x = "time", t
+    if k == "time":
+        v.parse_real(x, f"budget {text!r}", 0.0, v.MAX_SECONDS, ProtocolError, lo_open=True)
+    elif k == "iterations":
+        v.parse_int(x, f"budget {text!r}", 1, v.MAX_COUNT, ProtocolError)
+    else:
         raise ProtocolError(f"budget {text!r}: expected time=SECONDS or iterations=N")
-    float(v) if k == "time" else int(v)
-    return f"{k}={v}"
+    return f"{k}={x.strip()}"
 
 
 def _calibrated_plan(run_dir, game: str, alg: str, opponent: str):
@@ -375,10 +379,7 @@ def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], oppo
     if not pools_path.exists():
         raise ProtocolError(f"{run_dir}: no pools yet (pools.json missing); run `descent rank {game} "
                             f"--run {run_dir}` first")
-    try:
-        pools = json.loads(pools_path.read_text())
-    except (OSError, ValueError) as exc:
-        raise ProtocolError(f"{pools_path}: unreadable ({exc}); rerun `descent rank`") from None
+    pools = v.load_json(pools_path, POOLS, ProtocolError, f"pools file {pools_path}")
     if pools.get("game") != game:
         raise ProtocolError(f"{pools_path}: pools of {pools.get('game')}, not of {game}")
     for p in pools["high"] + pools["low"]:

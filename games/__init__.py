@@ -5,8 +5,8 @@
 >>> s.push("b2"); s.legal_moves.count()
 8
 """
-from games.errors import (GameError, IllegalMoveError, InvalidGameSpecError, InvalidMoveError,
-                          InvalidPositionError, UnknownGameError)
+from games.errors import (GameError, GameOverError, IllegalMoveError, InvalidGameSpecError,
+                          InvalidMoveError, InvalidPositionError, UnknownGameError, WrongGameError)
 from games.registry import GameDef, GameInfo, Param, load, names, new_state, parse_spec, register
 
 register(GameDef(
@@ -83,6 +83,6 @@ register(GameDef(
     name="five_field_kono", module="games.kono", state_class="FiveFieldKonoState",
     summary="5x5 points, diagonal steps, 7 pieces each; occupy all the opponent's starting points"))
 
-__all__ = ["GameError", "IllegalMoveError", "InvalidGameSpecError", "InvalidMoveError",
+__all__ = ["GameError", "GameOverError", "WrongGameError", "IllegalMoveError", "InvalidGameSpecError", "InvalidMoveError",
            "InvalidPositionError", "UnknownGameError", "GameDef", "GameInfo", "Param", "load",
            "names", "new_state", "parse_spec", "register"]

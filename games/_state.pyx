@@ -3,13 +3,19 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 from libc.math cimport pow
 
+import numbers
+
 import numpy as np
 cimport numpy as cnp
 
 from games.errors import IllegalMoveError, InvalidMoveError, InvalidPositionError
+from games import validate
 from games._typedefs cimport splitmix64, rng_below, uint64_t
 
 cnp.import_array()
+
+# Longest move text accepted (the longest real one, a draughts capture chain, is far shorter).
+cdef int MAX_MOVE_TEXT = 256
 
 # Floor of the natural-score terminal evaluation (docs/ALGORITHMS.md section 2, "our choice").
 cdef double SCORE_FLOOR = 0.05
@@ -169,22 +175,28 @@ cdef class State:
         """A lazy view of the legal actions: iterate, ``in``, ``len``, ``count()``."""
         return LegalMoves(self)
 
-    def is_legal(self, int action) -> bool:
+    def is_legal(self, action) -> bool:
+        """Whether ``action`` (an action id) is legal here; False for anything that is not an
+        action id of this game."""
+        if isinstance(action, bool) or not isinstance(action, numbers.Integral):
+            return False
+        if not 0 <= action < self.num_actions:
+            return False
         return self.is_legal_action(action)
 
     def is_game_over(self) -> bool:
         return self._terminal
 
     def push(self, action) -> None:
-        """Play ``action`` (an int, or a move in the game's notation). Raises ``IllegalMoveError``."""
+        """Play ``action`` (an int, or a move in the game's notation). Raises ``InvalidMoveError``
+        for something that is not a move (a float, ``None``, an id out of range) and
+        ``IllegalMoveError`` for a move that is not legal here."""
         cdef int a
         if isinstance(action, str):
             a = self.parse_move(action)
         else:
-            try:
-                a = action
-            except (TypeError, OverflowError):
-                raise InvalidMoveError(f"move {action!r} is not an action id or a move string")
+            a = validate.action(action, self.num_actions, f"{self.game.spec}: move",
+                                range_error=IllegalMoveError)
             if not self.is_legal_action(a):
                 raise IllegalMoveError(
                     f"illegal move {action!r} in position {self.position()!r}")
@@ -209,27 +221,29 @@ cdef class State:
     def __copy__(self):
         return self.clone()
 
-    def parse_move(self, str text) -> int:
+    def parse_move(self, text) -> int:
         """Parse a move in the game's notation and check that it is legal here."""
-        a = self._parse_move_text(text.strip())
+        validate.text(text, f"{self.game.spec}: move", InvalidMoveError, max_len=MAX_MOVE_TEXT, empty=True)
+        a = validate.action(self._parse_move_text(text.strip()), self.num_actions,
+                            f"{self.game.spec}: move {text!r}")
         if not self.is_legal_action(a):
             raise IllegalMoveError(
                 f"illegal move {text!r} in position {self.position()!r}")
         return a
 
-    def move_to_str(self, int action) -> str:
+    def move_to_str(self, action) -> str:
         """The game's notation of ``action`` (legal or not, as long as it is a valid action id)."""
-        if action < 0 or action >= self.num_actions:
-            raise InvalidMoveError(f"action id {action} is out of range [0, {self.num_actions})")
-        return self._move_text(action)
+        return self._move_text(validate.action(action, self.num_actions, f"{self.game.spec}: action id"))
 
     def position(self) -> str:
         """The position in the game's documented text format (see the game's docstring)."""
         return self._position_text()
 
-    def set_position(self, str text) -> None:
+    def set_position(self, text) -> None:
         """Set the position from text; raises ``InvalidPositionError`` and leaves the state unchanged
-        when the text is malformed. Clears the move stack."""
+        when the text is malformed (not ASCII, empty, longer than 4096 characters included). Clears
+        the move stack."""
+        validate.text(text, f"{self.game.spec}: position", InvalidPositionError, empty=True)
         self._set_position_text(text.strip())
         self._nhist = 0
 
@@ -309,7 +323,7 @@ class LegalMoves:
         return iter(self._state.legal_actions_list())
 
     def __contains__(self, action) -> bool:
-        return isinstance(action, int) and self._state.is_legal(action)
+        return self._state.is_legal(action)
 
     def __len__(self) -> int:
         return len(self._state.legal_actions_list())
@@ -372,24 +386,24 @@ cdef int c_random_playout(State s, uint64_t* rng, action_t* buf) noexcept nogil:
     return plies
 
 
-def perft(State state, int depth) -> int:
-    """Number of legal move sequences of length ``depth`` from ``state`` (compiled, GIL released)."""
-    if depth < 0:
-        raise ValueError(f"perft depth must be >= 0, got {depth}")
-    if depth == 0:
+def perft(State state not None, depth) -> int:
+    """Number of legal move sequences of length ``depth`` (0 to 64) from ``state`` (compiled, GIL
+    released)."""
+    cdef int d = validate.integer(depth, "perft depth", 0, 64)
+    if d == 0:
         return 1
     cdef State s = state.clone()
-    cdef action_t* buf = <action_t*>malloc(sizeof(action_t) * s.max_legal * depth)
+    cdef action_t* buf = <action_t*>malloc(sizeof(action_t) * s.max_legal * d)
     if buf == NULL:
         raise MemoryError()
     cdef unsigned long long total
     with nogil:
-        total = c_perft(s, depth, buf)
+        total = c_perft(s, d, buf)
     free(buf)
     return total
 
 
-def count_games(State state) -> int:
+def count_games(State state not None) -> int:
     """Number of complete games from ``state`` (the full tree; only for small games)."""
     cdef State s = state.clone()
     cdef action_t* buf = <action_t*>malloc(sizeof(action_t) * s.max_legal * (s.max_plies + 1))
@@ -402,26 +416,26 @@ def count_games(State state) -> int:
     return total
 
 
-def random_games(State state, int n_games, unsigned long long seed):
+def random_games(State state not None, n_games, seed):
     """Play ``n_games`` uniformly random games from ``state``.
 
     Returns ``(results, plies)``: int8 array of b_t (first player's view) and int32 array of lengths.
     Deterministic for a given seed.
     """
-    if n_games < 0:
-        raise ValueError(f"number of games must be >= 0, got {n_games}")
+    cdef long ng = validate.integer(n_games, "number of games", 0, validate.MAX_COUNT)
+    cdef uint64_t rng = validate.integer(seed, "seed", 0, 2 ** 64 - 1)
     cdef State s = state.clone()
     cdef action_t* buf = <action_t*>malloc(sizeof(action_t) * s.max_legal)
     if buf == NULL:
         raise MemoryError()
-    results = np.zeros(n_games, dtype=np.int8)
-    lengths = np.zeros(n_games, dtype=np.int32)
+    results = np.zeros(ng, dtype=np.int8)
+    lengths = np.zeros(ng, dtype=np.int32)
     cdef signed char[::1] res = results
     cdef int[::1] lens = lengths
-    cdef uint64_t rng = seed
-    cdef int g, k, p
+    cdef long g
+    cdef int k, p
     with nogil:
-        for g in range(n_games):
+        for g in range(ng):
             p = c_random_playout(s, &rng, buf)
             res[g] = <signed char>s._result
             lens[g] = p

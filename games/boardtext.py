@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 
 from games.errors import InvalidMoveError, InvalidPositionError
+from games.validate import is_digits
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
-_SQUARE = re.compile(r"^([a-z])(\d{1,2})$")
+_SQUARE = re.compile(r"^([a-z])([0-9]{1,2})$")
 
 
 def square_name(r: int, c: int, height: int) -> str:
@@ -49,13 +50,17 @@ def parse_board(text: str, height: int, width: int, symbols: str, game: str) -> 
         j = 0
         while j < len(row):
             ch = row[j]
-            if ch.isdigit():
+            if is_digits(ch):
                 k = j
-                while k < len(row) and row[k].isdigit():
+                while k < len(row) and is_digits(row[k]):
                     k += 1
-                n = int(row[j:k])
+                # bound the run before building anything: '999999999' is not a row
+                n = int(row[j:k]) if k - j <= 3 else width + 1
                 if n == 0:
                     raise InvalidPositionError(f"{game}: row {i + 1} of {text!r} has an empty run '0'")
+                if len(cells) + n > width:
+                    raise InvalidPositionError(
+                        f"{game}: row {i + 1} of board {text!r} has more than {width} squares")
                 cells.extend([-1] * n)
                 j = k
                 continue
@@ -101,13 +106,14 @@ def split_position(text: str, game: str, sides: str) -> tuple[str, int, int | No
         raise InvalidPositionError(
             f"{game}: position {text!r} must be 'BOARD SIDE [PLY]' (e.g. '3/3/3 {sides[0]}')")
     board, side = parts[0], parts[1]
-    if side not in sides:
+    if len(side) != 1 or side not in sides:
         raise InvalidPositionError(
             f"{game}: side to move {side!r} in {text!r} must be one of {', '.join(sides)}")
     ply = None
     if len(parts) == 3:
-        if not parts[2].isdigit():
-            raise InvalidPositionError(f"{game}: ply {parts[2]!r} in {text!r} is not a number")
+        if not is_digits(parts[2]) or len(parts[2]) > 9:
+            raise InvalidPositionError(f"{game}: ply {parts[2]!r} in {text!r} is not a number "
+                                       f"(ASCII digits, at most 9)")
         ply = int(parts[2])
     return board, sides.index(side), ply
 

@@ -71,6 +71,7 @@ cdef extern from *:
 
 from games import boardtext as bt
 from games.errors import IllegalMoveError, InvalidMoveError, InvalidPositionError
+from games.validate import is_digits
 
 # ---- constants ------------------------------------------------------------------------------------
 
@@ -987,13 +988,13 @@ cdef class ChessState(State):
         # clocks
         halfmove, fullmove = 0, 1
         if len(parts) >= 5:
-            if not parts[4].isdigit():
+            if not is_digits(parts[4]) or len(parts[4]) > 9:
                 raise bad(f"halfmove clock {parts[4]!r} is not a non-negative integer")
             halfmove = int(parts[4])
             if halfmove > 100:
                 raise bad(f"halfmove clock {halfmove} exceeds 100 (the fifty-move rule ends the game at 100)")
         if len(parts) == 6:
-            if not parts[5].isdigit() or int(parts[5]) < 1:
+            if not is_digits(parts[5]) or len(parts[5]) > 9 or int(parts[5]) < 1:
                 raise bad(f"fullmove number {parts[5]!r} is not a positive integer")
             fullmove = int(parts[5])
         ply = 2 * (fullmove - 1) + side

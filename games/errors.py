@@ -24,3 +24,12 @@ class IllegalMoveError(GameError):
 
 class InvalidPositionError(GameError):
     """Text that is not a valid position in the game's format."""
+
+
+class WrongGameError(InvalidPositionError):
+    """A state of another game, or of the same game with other parameters (``reversi(size=6)`` for
+    ``reversi``), or not a state at all, given to an agent or a search built for a game."""
+
+
+class GameOverError(InvalidPositionError):
+    """A move asked of an agent in a position where the game is over."""

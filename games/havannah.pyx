@@ -485,7 +485,7 @@ cdef class HavannahState(State):
             if x != width:
                 raise InvalidPositionError(
                     f"{name}: row {y + 1} of {text!r} has {x} cells, expected {width}")
-        if parts[1] not in SYMBOLS:
+        if len(parts[1]) != 1 or parts[1] not in SYMBOLS:
             raise InvalidPositionError(
                 f"{name}: side to move {parts[1]!r} in {text!r} must be 'w' or 'b'")
         side = SYMBOLS.index(parts[1])

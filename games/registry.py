@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from games import validate
 from games.errors import GameError, InvalidGameSpecError, UnknownGameError
 
 SCORE_KINDS = {0: "additive depth", 1: "multiplicative depth", 2: "natural margin"}
@@ -37,7 +38,9 @@ class Param:
             allowed = ", ".join(map(str, self.choices))
             raise InvalidGameSpecError(
                 f"{game}: {self.name}={value!r} is not allowed (allowed: {allowed})")
-        if self.min is not None and value < self.min or self.max is not None and value > self.max:
+        if self.type in (int, float) and not (
+                (self.min is None or value >= self.min) and (self.max is None or value <= self.max)
+                and (self.type is int or validate.math.isfinite(value))):
             raise InvalidGameSpecError(
                 f"{game}: {self.name}={value!r} is out of range [{self.min}, {self.max}]")
         return value
@@ -144,17 +147,16 @@ _SPEC = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$", re.S)
 _ITEM = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([^=]+?)\s*$")
 
 
-def _parse_value(text: str) -> Any:
+def _parse_value(text: str, where: str = "game parameter") -> Any:
     low = text.lower()
     if low in ("true", "yes", "on"):
         return True
     if low in ("false", "no", "off"):
         return False
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
+    if validate._INT.fullmatch(text):
+        return validate.parse_int(text, where, error=InvalidGameSpecError)
+    if validate._REAL.fullmatch(text):
+        return validate.parse_real(text, where, error=InvalidGameSpecError)
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         return text[1:-1]
     return text
@@ -162,8 +164,7 @@ def _parse_value(text: str) -> Any:
 
 def parse_spec(spec: str) -> tuple[str, dict]:
     """Split ``NAME(key=value,...)`` into the name and a dict of raw parameter values."""
-    if not isinstance(spec, str):
-        raise InvalidGameSpecError(f"game spec must be a string, got {spec!r}")
+    validate.text(spec, "game spec", InvalidGameSpecError, max_len=256)
     m = _SPEC.match(spec)
     if not m:
         raise InvalidGameSpecError(
@@ -176,7 +177,8 @@ def parse_spec(spec: str) -> tuple[str, dict]:
             if not im:
                 raise InvalidGameSpecError(
                     f"malformed parameter {item.strip()!r} in game spec {spec!r} (expected key=value)")
-            key, value = im.group(1), _parse_value(im.group(2))
+            key = im.group(1)
+            value = _parse_value(im.group(2), f"game spec {spec!r}: {key}")
             if key in params:
                 raise InvalidGameSpecError(f"parameter {key!r} given twice in game spec {spec!r}")
             params[key] = value

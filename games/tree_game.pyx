@@ -93,7 +93,7 @@ cdef class TreeState(State):
         return self.node
 
     def _parse_move_text(self, str text) -> int:
-        if not text.isdigit():
+        if not text.isdigit() or not text.isascii() or len(text) > 9:
             raise InvalidMoveError(f"tree move {text!r} must be a child index")
         return int(text)
 
@@ -105,7 +105,7 @@ cdef class TreeState(State):
 
     def _set_position_text(self, str text) -> None:
         parts = text.split()
-        if len(parts) != 2 or parts[0] != "node" or not parts[1].isdigit() or int(parts[1]) >= self.n_nodes:
+        if len(parts) != 2 or parts[0] != "node" or not parts[1].isdigit() or not parts[1].isascii() or len(parts[1]) > 9 or int(parts[1]) >= self.n_nodes:
             raise InvalidPositionError(f"tree: position {text!r} must be 'node N' with N < {self.n_nodes}")
         self._goto(int(parts[1]))
 

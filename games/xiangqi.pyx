@@ -650,7 +650,7 @@ cdef class XiangqiState(State):
                     f"{'castling' if j == 0 else 'en passant'})")
         clock, move = 0, 1
         if len(parts) >= 5:
-            if not parts[4].isdigit() or not parts[4].isascii():
+            if not parts[4].isdigit() or not parts[4].isascii() or len(parts[4]) > 9:
                 raise InvalidPositionError(
                     f"xiangqi: no-capture clock {parts[4]!r} in {text!r} is not a number")
             clock = int(parts[4])
@@ -659,7 +659,7 @@ cdef class XiangqiState(State):
                     f"xiangqi: no-capture clock {clock} in {text!r} exceeds {CLOCK_LIMIT} plies "
                     f"(the game ends in a draw there)")
         if len(parts) == 6:
-            if not parts[5].isdigit() or not parts[5].isascii() or int(parts[5]) < 1:
+            if not parts[5].isdigit() or not parts[5].isascii() or len(parts[5]) > 9 or int(parts[5]) < 1:
                 raise InvalidPositionError(
                     f"xiangqi: move number {parts[5]!r} in {text!r} is not a number >= 1")
             move = int(parts[5])

@@ -15,9 +15,10 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from games import validate
 from games.errors import GameError
 from search_ext.alphabeta import AlphaBeta
-from search_ext.bestfirst import BestFirstSearch
+from search_ext.bestfirst import BestFirstSearch, SearchError
 from search_ext.evaluators import PlayoutEvaluator, ZeroEvaluator
 from search_ext.mcts import MCTS
 
@@ -28,36 +29,50 @@ class AgentSpecError(GameError):
 
 @dataclass(frozen=True)
 class Key:
+    """An agent key: its type, default, meaning, and the values allowed (``choices``, or the range
+    ``[lo, hi]``, open at ``lo`` when ``lo_open``). Every value goes through ``games.validate``:
+    numbers are ASCII, finite and in range, integers integral."""
     type: type
     default: Any
     help: str
     choices: tuple | None = None
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
 
+
+MIN_NODES = 1024        # smallest tree cap (also at least 4 x the game's branching, see make_agent)
+MAX_NODES = 2 ** 31 - 1
+MAX_DEPTH = 1000
+MAX_SEED = 2 ** 63 - 1
 
 _BUDGET = {
-    "time": Key(float, None, "seconds per move"),
-    "iterations": Key(int, None, "iterations per move (reproducible with a seed)"),
-    "seed": Key(int, 0, "random seed"),
+    "time": Key(float, None, "seconds per move", lo=0.0, hi=validate.MAX_SECONDS, lo_open=True),
+    "iterations": Key(int, None, "iterations per move (reproducible with a seed)", lo=1,
+                      hi=validate.MAX_COUNT),
+    "seed": Key(int, 0, "random seed", lo=0, hi=MAX_SEED),
 }
 _EVAL = {
     "eval": Key(str, "zero", "leaf evaluator (net=PATH overrides it)", ("zero", "playout")),
     "net": Key(str, None, "value network checkpoint (.weights.h5 or latest.h5) as leaf evaluator"),
-    "playouts": Key(int, 15, "random playouts per leaf (eval=playout)"),
-    "playout_cap": Key(int, 100, "ply cap of a playout (a capped playout counts as a draw)"),
+    "playouts": Key(int, 15, "random playouts per leaf (eval=playout)", lo=1, hi=10 ** 6),
+    "playout_cap": Key(int, 100, "ply cap of a playout (a capped playout counts as a draw)", lo=1,
+                       hi=10 ** 6),
 }
 _UBFM = {**_BUDGET, **_EVAL,
          "decision": Key(str, "best", "final move: best action or the safe decision", ("best", "safe")),
-         "max_nodes": Key(int, 2_000_000, "memory cap of the search tree (states)")}
+         "max_nodes": Key(int, 2_000_000, "memory cap of the search tree (states)", lo=MIN_NODES,
+                          hi=MAX_NODES)}
 _MINIBAL = {**_UBFM,
             "proven_wins": Key(bool, False, "always play a resolved winning action when one exists"),
-            "proven_depth": Key(int, -1, "only wins resolved within this many plies (-1: any)")}
-_AB = {"time": _BUDGET["time"], "depth": Key(int, None, "maximum depth"),
-       "nodes": Key(int, None, "node budget per move (reproducible)"), "seed": _BUDGET["seed"],
-       **_EVAL}
+            "proven_depth": Key(int, -1, "only wins resolved within this many plies (-1: any)", lo=-1,
+                                hi=10 ** 6)}
+_DEPTH = Key(int, None, "maximum depth", lo=1, hi=MAX_DEPTH)
+_NODES = Key(int, None, "node budget per move (reproducible)", lo=1, hi=validate.MAX_COUNT)
+_AB = {"time": _BUDGET["time"], "depth": _DEPTH, "nodes": _NODES, "seed": _BUDGET["seed"], **_EVAL}
 # seed 002: predictive *-minimax and the noise-based imperfect player (search_ext/predictive_agents.py)
-_STAR = {"depth": Key(int, None, "search depth in plies (2 when no budget is given)"),
-         "time": _BUDGET["time"], "nodes": Key(int, None, "node budget per move (reproducible)"),
-         "seed": _BUDGET["seed"], **_EVAL}
+_STAR = {"depth": Key(int, None, "search depth in plies (2 when no budget is given)", lo=1, hi=MAX_DEPTH),
+         "time": _BUDGET["time"], "nodes": _NODES, "seed": _BUDGET["seed"], **_EVAL}
 
 ALGORITHMS: dict[str, tuple[str, dict[str, Key]]] = {
     "minimax": ("Unbounded Minimax with completion (UBFM)", _UBFM),
@@ -65,31 +80,36 @@ ALGORITHMS: dict[str, tuple[str, dict[str, Key]]] = {
     "minibal_plus": ("Unbounded Minibal_+: smallest non-negative value, else largest negative", _MINIBAL),
     "descent": ("Descent Minimax: best-first down to terminal states each iteration", _UBFM),
     "mcts": ("MCTS / UCT without evaluation (random playouts)",
-             {**_BUDGET, "c": Key(float, math.sqrt(2), "UCB1 exploration constant"),
-              "max_nodes": Key(int, 4_000_000, "memory cap of the tree")}),
+             {**_BUDGET, "c": Key(float, math.sqrt(2), "UCB1 exploration constant", lo=0.0, hi=1e6),
+              "max_nodes": Key(int, 4_000_000, "memory cap of the tree", lo=MIN_NODES, hi=MAX_NODES)}),
     "alphabeta": ("alpha-beta, iterative deepening, transposition table, move ordering", _AB),
     "hybrid": ("Hybrid Minimax-MCTS: alpha-beta valuing leaves by k random playouts",
                {**{k: v for k, v in _AB.items() if k != "net"},
                 "eval": Key(str, "playout", "leaf evaluator", ("playout",))}),
     "predictive": ("predictive *-minimax (seed 002): opponent nodes = PS-weighted mean of sorted children",
-                   {"ps": Key(float, 0.5, "predicted opponent strength in [0, 1] (1: minimax)"),
+                   {"ps": Key(float, 0.5, "predicted opponent strength in [0, 1] (1: minimax)", lo=0.0,
+                              hi=1.0),
                     "star": Key(str, "first", "opponent nodes averaged: first turn or all", ("first", "all")),
                     **_STAR}),
     "noisy": ("noise-based imperfect player (seed 002): minimax value / scale + uniform [0, noise]",
-              {"noise": Key(float, 0.5, "noise range S (0: minimax)"),
-               "scale": Key(float, 2.0, "divide the values by this before adding noise"), **_STAR}),
+              {"noise": Key(float, 0.5, "noise range S (0: minimax)", lo=0.0, hi=1e6),
+               "scale": Key(float, 2.0, "divide the values by this before adding noise", lo=0.0, hi=1e6,
+                            lo_open=True), **_STAR}),
     "random": ("uniformly random legal moves", {"seed": _BUDGET["seed"]}),
     "alphadda": ("AlphaDDA-1-style: Unbounded Minimax whose iterations per move follow the mean of its "
                  "recent root values, min(max_iterations, ceil(10^(a (v + b))))",
                  {**{k: v for k, v in _UBFM.items() if k not in ("time", "iterations")},
-                  "a": Key(float, -1.5, "slope A of the budget in the mean value"),
-                  "b": Key(float, -1.5, "offset B of the budget"),
-                  "history": Key(int, 5, "N_h: recent root values averaged"),
-                  "max_iterations": Key(int, 2000, "N_max: the budget's cap")}),
+                  "a": Key(float, -1.5, "slope A of the budget in the mean value", lo=-100.0, hi=100.0),
+                  "b": Key(float, -1.5, "offset B of the budget", lo=-100.0, hi=100.0),
+                  "history": Key(int, 5, "N_h: recent root values averaged", lo=1, hi=10 ** 4),
+                  "max_iterations": Key(int, 2000, "N_max: the budget's cap", lo=1,
+                                        hi=validate.MAX_COUNT)}),
     "gaussian": ("Gaussian difficulty selection over a base algorithm's root values (seed 003)",
                  {"level": Key(str, "medium", "preset (mu, sigma)", ("easy", "medium", "hard", "custom")),
-                  "mu": Key(float, None, "mean of the target value in [0, 1] (level=custom)"),
-                  "sigma": Key(float, None, "spread of the target value (level=custom)"),
+                  "mu": Key(float, None, "mean of the target value in [0, 1] (level=custom)", lo=0.0,
+                            hi=1.0),
+                  "sigma": Key(float, None, "spread of the target value (level=custom)", lo=0.0, hi=10.0,
+                               lo_open=True),
                   "base": Key(str, "alphabeta", "algorithm giving the root action values"),
                   "seed": _BUDGET["seed"]}),
 }
@@ -99,20 +119,16 @@ GAUSSIAN_LEVELS = {"easy": (0.4, 0.3), "medium": (0.6, 0.3), "hard": (1.0, 0.3)}
 
 
 def _convert(name: str, key: str, raw: str, spec: Key, text: str):
-    try:
-        if spec.type is bool:
-            low = raw.lower()
-            if low in ("1", "true", "yes", "on"):
-                return True
-            if low in ("0", "false", "no", "off"):
-                return False
-            raise ValueError
-        value = spec.type(raw)
-    except ValueError:
-        raise AgentSpecError(f"agent {text!r}: {key}={raw!r} must be {spec.type.__name__}") from None
-    if spec.choices is not None and value not in spec.choices:
+    what = f"agent {text!r}: {key}"
+    if spec.type is bool:
+        return validate.parse_bool(raw, what, AgentSpecError)
+    if spec.type is int:
+        return validate.parse_int(raw, what, spec.lo, spec.hi, AgentSpecError)
+    if spec.type is float:
+        return validate.parse_real(raw, what, spec.lo, spec.hi, AgentSpecError, lo_open=spec.lo_open)
+    if spec.choices is not None and raw not in spec.choices:
         raise AgentSpecError(f"agent {text!r}: {key}={raw!r} is not one of {', '.join(spec.choices)}")
-    return value
+    return validate.text(raw, what, AgentSpecError, ascii=spec.choices is not None)
 
 
 def parse_agent(text: str) -> tuple[str, dict]:
@@ -120,6 +136,14 @@ def parse_agent(text: str) -> tuple[str, dict]:
     not its own go to its base algorithm."""
     if not isinstance(text, str) or not text.strip():
         raise AgentSpecError(f"empty agent spec {text!r} (expected ALGORITHM[:key=value,...])")
+    validate.text(text, "agent spec", AgentSpecError, ascii=False)
+    # the notation is ASCII (only a net=PATH value may hold other characters): a non-ASCII blank,
+    # digit or separator is refused, not stripped or read as a number
+    raw_name, _, raw_rest = text.partition(":")
+    validate.text(raw_name, f"agent {text!r}: algorithm", AgentSpecError)
+    for item in raw_rest.split(","):
+        if not item.lstrip().startswith("net="):
+            validate.text(item, f"agent {text!r}: option", AgentSpecError, empty=True)
     name, _, rest = text.strip().partition(":")
     name = name.strip()
     if name not in ALGORITHMS:
@@ -156,19 +180,7 @@ def parse_agent(text: str) -> tuple[str, dict]:
                 raise AgentSpecError(f"agent {text!r}: level=custom needs mu and sigma")
         elif opts["mu"] is not None or opts["sigma"] is not None:
             raise AgentSpecError(f"agent {text!r}: mu and sigma need level=custom")
-        if opts["sigma"] is not None and opts["sigma"] <= 0:
-            raise AgentSpecError(f"agent {text!r}: sigma must be > 0")
         opts["base_options"] = base_opts
-    if name == "predictive" and not 0.0 <= opts["ps"] <= 1.0:
-        raise AgentSpecError(f"agent {text!r}: ps must be in [0, 1]")
-    if name == "noisy" and (opts["noise"] < 0 or opts["scale"] <= 0):
-        raise AgentSpecError(f"agent {text!r}: noise must be >= 0 and scale > 0")
-    for k in ("time",):
-        if opts.get(k) is not None and opts[k] <= 0:
-            raise AgentSpecError(f"agent {text!r}: {k} must be > 0")
-    for k in ("iterations", "depth", "nodes", "playouts", "playout_cap"):
-        if opts.get(k) is not None and opts[k] < 1:
-            raise AgentSpecError(f"agent {text!r}: {k} must be >= 1")
     return name, opts
 
 
@@ -185,6 +197,10 @@ def make_agent(text: str, game) -> "Agent":
     import games
     info = games.load(game)
     name, opts = parse_agent(text)
+    for o in (opts, opts.get("base_options") or {}):
+        if o.get("max_nodes") is not None and o["max_nodes"] < 4 * info.branching:
+            raise AgentSpecError(f"agent {text!r}: max_nodes={o['max_nodes']} is too small for "
+                                 f"{info.spec} (at least {4 * info.branching}: 4 x its branching)")
     if name == "random":
         return RandomAgent(info, text, opts)
     if name == "gaussian":
@@ -212,8 +228,32 @@ def _evaluator(opts: dict, seed: int, game=None):
     return ZeroEvaluator()
 
 
+def _checked(fn, playable: bool):
+    """``fn(self, state)`` preceded by the state check: a state of the agent's own game (and, for
+    ``choose``, one where the game goes on); see ``games.validate.state_for``."""
+    import functools
+
+    @functools.wraps(fn)
+    def method(self, state, *args, **kwargs):
+        validate.state_for(state, self.game, f"agent {self.spec!r}", playable=playable)
+        return fn(self, state, *args, **kwargs)
+    method._state_checked = True
+    return method
+
+
 class Agent:
-    """Base class: ``choose(state) -> action``, ``analyse(state)``, ``reset(seed)``."""
+    """Base class: ``choose(state) -> action``, ``analyse(state)``, ``reset(seed)``.
+
+    Every subclass's ``choose`` and ``analyse`` first check the state they are given: a state of
+    another game (or other parameters), or not a state, is a ``WrongGameError``; ``choose`` in a
+    finished game a ``GameOverError``."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name, playable in (("choose", True), ("analyse", False)):
+            fn = cls.__dict__.get(name)
+            if fn is not None and not getattr(fn, "_state_checked", False):
+                setattr(cls, name, _checked(fn, playable))
 
     def __init__(self, game, spec: str, opts: dict):
         self.game = game
@@ -276,13 +316,26 @@ class BestFirstAgent(Agent):
             take_proven_wins=self.opts.get("proven_wins", False),
             proven_win_depth=self.opts.get("proven_depth", -1), max_nodes=self.opts["max_nodes"])
 
+    def _searched(self, state, then):
+        """Search ``state`` and return ``then(state)``; a table left full by the previous moves
+        (``max_nodes`` reached) is dropped and the move searched again in a fresh one."""
+        for attempt in (0, 1):
+            try:
+                self.search.search(state, **self._budget())
+                return then(state)
+            except SearchError:
+                if attempt:
+                    raise
+                self.reset()
+
     def choose(self, state) -> int:
-        self.search.search(state, **self._budget())
-        return self.search.best_action(state)
+        return self._searched(state, self.search_best)
 
     def analyse(self, state) -> list:
-        self.search.search(state, **self._budget())
-        return self.search.analyse(state)
+        return self._searched(state, lambda s: self.search.analyse(s))
+
+    def search_best(self, state) -> int:
+        return self.search.best_action(state)
 
 
 class AlphaDDAAgent(Agent):

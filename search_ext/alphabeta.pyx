@@ -19,6 +19,7 @@ from libc.string cimport memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from games._state cimport State
+from games.validate import search_call
 from games._typedefs cimport action_t, hash_t
 from search_ext.evaluators cimport Evaluator, ZeroEvaluator, proven_floor
 
@@ -252,6 +253,7 @@ cdef class AlphaBeta:
     def search(self, State state, int max_depth=0, double seconds=0.0, long nodes=0):
         """Iterative deepening from depth 1 until ``max_depth``, ``seconds`` or ``nodes`` runs out
         (at least depth 1 completes). Returns (best action, value, depth completed)."""
+        search_call(state, self.game, seconds, "alphabeta.search")
         if max_depth <= 0 and seconds <= 0 and nodes <= 0:
             raise ValueError("give a budget: max_depth, seconds or nodes")
         if state._terminal:
@@ -306,6 +308,7 @@ cdef class AlphaBeta:
         (depth 1) or by a ``depth - 1`` search below it. ``resolved``: the value is exact (no
         evaluated leaf below, or a proven result in a depth-scored game); ``proven``: the sign is
         (a win or loss beyond every estimate of a bounded evaluator, or resolved)."""
+        search_call(state, self.game, what="alphabeta.analyse")
         if state._terminal:
             return []
         cdef State s = state.clone()

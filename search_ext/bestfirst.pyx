@@ -18,6 +18,7 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 import numpy as np
 
 from games._state cimport State
+from games.validate import search_call
 from games._typedefs cimport action_t, hash_t, uint64_t, rng_below, rng_uniform
 from search_ext.evaluators cimport Evaluator, ZeroEvaluator
 
@@ -414,6 +415,7 @@ cdef class BestFirstSearch:
         """Search from ``state`` until ``iterations`` iterations or ``seconds`` have been spent (the
         first limit reached; at least one iteration) or the root is resolved. Returns the number of
         iterations run."""
+        search_call(state, self.game, seconds, "bestfirst.search")
         if iterations <= 0 and seconds <= 0.0:
             raise ValueError("give a budget: iterations > 0 or seconds > 0")
         if state.game.spec != self.game.spec:
@@ -503,6 +505,7 @@ cdef class BestFirstSearch:
 
     def best_action(self, State state) -> int:
         """The final decision at ``state`` (searched before; expands it if it never was)."""
+        search_call(state, self.game, what="bestfirst.best_action")
         if state._terminal:
             raise ValueError("no move in a terminal state")
         cdef int root = self.root_of(state)
@@ -517,6 +520,7 @@ cdef class BestFirstSearch:
     def analyse(self, State state) -> list:
         """Per root action: value and completion (from the player to move's point of view),
         resolution, selection count and resolution depth, best first by the final decision."""
+        search_call(state, self.game, what="bestfirst.analyse")
         cdef int root = self.root_of(state)
         cdef Node* nd = &self.nodes[root]
         if not nd.expanded:
@@ -537,6 +541,7 @@ cdef class BestFirstSearch:
 
     def root_info(self, State state) -> dict:
         """Value, completion (mover's view) and resolution of ``state``'s node."""
+        search_call(state, self.game, what="bestfirst.root_info")
         cdef int root = self.root_of(state)
         cdef Node* nd = &self.nodes[root]
         cdef double s = 1.0 if nd.player == 0 else -1.0

@@ -11,6 +11,7 @@ from libc.math cimport sqrt, log
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from games._state cimport State
+from games.validate import search_call
 from games._typedefs cimport action_t, hash_t, uint64_t, rng_below
 
 
@@ -47,8 +48,8 @@ cdef class MCTS:
 
     def __init__(self, game, double c=1.4142135623730951, unsigned long long seed=0,
                  long max_nodes=4_000_000):
-        if c < 0:
-            raise ValueError(f"exploration constant must be >= 0, got {c}")
+        if not 0.0 <= c <= 1e6:          # NaN fails this test too (c=nan never selects a child)
+            raise ValueError(f"exploration constant must be in [0, 1e6], got {c}")
         self.game = game
         self.c = c
         self.max_nodes = max_nodes
@@ -203,6 +204,7 @@ cdef class MCTS:
 
     def search(self, State state, long iterations=0, double seconds=0.0):
         """Run UCT iterations from ``state`` (iteration and/or time budget; at least one)."""
+        search_call(state, self.game, seconds, "mcts.search")
         if iterations <= 0 and seconds <= 0.0:
             raise ValueError("give a budget: iterations > 0 or seconds > 0")
         if state._terminal:
@@ -228,6 +230,7 @@ cdef class MCTS:
 
     def best_action(self, State state) -> int:
         """The most visited root child (ties: higher mean result)."""
+        search_call(state, self.game, what="mcts.best_action")
         if self.root < 0 or self.nodes[self.root].key != state._hash:
             self.search(state, iterations=1)
         cdef MNode* nd = &self.nodes[self.root]
@@ -242,6 +245,7 @@ cdef class MCTS:
 
     def analyse(self, State state) -> list:
         """Per root action: mean result mapped to [-1, 1] (mover's view) and visit count."""
+        search_call(state, self.game, what="mcts.analyse")
         if self.root < 0 or self.nodes[self.root].key != state._hash:
             return []
         cdef MNode* nd = &self.nodes[self.root]

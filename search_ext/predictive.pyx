@@ -28,6 +28,7 @@ from libc.stdlib cimport malloc, free, qsort
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from games._state cimport State
+from games.validate import search_call
 from games._typedefs cimport action_t
 from search_ext.evaluators cimport Evaluator, ZeroEvaluator
 
@@ -239,6 +240,7 @@ cdef class StarMinimax:
         ``nodes`` runs out (``max_depth`` 0: no depth limit). Returns ``(actions, values, depth)``:
         the root actions, their values (root player's view) at the deepest completed depth, and that
         depth. Stops early once no leaf was cut by the depth limit (the values are then exact)."""
+        search_call(state, self.game, seconds, "predictive.search")
         if max_depth <= 0 and seconds <= 0 and nodes <= 0:
             raise ValueError("give a budget: max_depth, seconds or nodes")
         if state._terminal:

@@ -16,7 +16,7 @@ def test_every_shipped_config_loads():
     ('[game]\nspec = "tic_tac_toe"\n[tour]\nperft_dept = 3\n', "unknown key 'tour.perft_dept'"),
     ('[game]\nspec = "tic_tac_toe"\n[turo]\n', r"unknown section \[turo\]"),
     ('[game]\nspec = "tic_tac_toe"\n[tour]\nperft_depth = "3"\n', "'tour.perft_depth' must be int"),
-    ('[game]\nspec = "tic_tac_toe"\n[tour]\nperft_depth = 0\n', "must be >= 1"),
+    ('[game]\nspec = "tic_tac_toe"\n[tour]\nperft_depth = 0\n', r"out of range \[1, 64\]"),
     ('[tour]\nperft_depth = 2\n', "missing key 'game.spec'"),
     ('[game]\nspec = "reversi(size=5)"\n', "game.spec: reversi: size=5 is not allowed"),
     ('[game\nspec = 1', "not valid TOML"),

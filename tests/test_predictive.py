@@ -279,11 +279,11 @@ def test_time_budget_deepens_iteratively():
 
 
 @pytest.mark.parametrize("text, fragment", [
-    ("predictive:ps=1.5", "ps must be in"),
+    ("predictive:ps=1.5", "ps: 1.5 is out of range"),
     ("predictive:star=some", "is not one of"),
-    ("noisy:noise=-1", "noise must be"),
-    ("noisy:scale=0", "scale > 0"),
-    ("noisy:depth=0", "depth must be >= 1"),
+    ("noisy:noise=-1", "noise: -1.0 is out of range"),
+    ("noisy:scale=0", "scale: 0.0 is out of range"),
+    ("noisy:depth=0", "depth: 0 is out of range"),
     ("predictive:noise=1", "unknown key 'noise'"),
 ])
 def test_bad_specs(text, fragment):

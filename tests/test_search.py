@@ -445,10 +445,10 @@ def test_playout_evaluator_values_winning_children():
 @pytest.mark.parametrize("text, fragment", [
     ("minimaxx", "unknown algorithm 'minimaxx'"),
     ("minimax:iterationz=3", "unknown key 'iterationz'"),
-    ("minimax:iterations=x", "must be int"),
+    ("minimax:iterations=x", "is not an integer"),
     ("minimax:iterations", "malformed option"),
-    ("minimax:time=-1", "time must be > 0"),
-    ("minibal_plus:proven_wins=maybe", "must be bool"),
+    ("minimax:time=-1", "time: -1.0 is out of range"),
+    ("minibal_plus:proven_wins=maybe", "is not a boolean"),
     ("gaussian:level=insane", "is not one of"),
     ("gaussian:level=custom", "needs mu and sigma"),
     ("gaussian:base=random", "must be an algorithm giving values"),

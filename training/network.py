@@ -18,6 +18,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from games import validate as v
 from games.errors import GameError
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -25,6 +26,44 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 class CheckpointError(GameError):
     """A missing, truncated or incompatible checkpoint file."""
+
+
+# ---- metadata schemas (games.validate): what a checkpoint may hold, checked before it is used ----
+NETWORK_META = v.Record({"filters": v.Int(1, 4096), "blocks": v.Int(0, 256),
+                         "head_units": v.Int(1, 65536)})
+_RNG_STATE = v.Record({"bit_generator": v.Str(64, empty=False), "state": v.Map(v.Int(0, 2 ** 256)),
+                       "has_uint32": v.Int(0, 1), "uinteger": v.Int(0, 2 ** 64 - 1)})
+COUNTERS_META = v.Record({"games": v.Int(0, v.MAX_COUNT), "examples": v.Int(0, 10 ** 15),
+                          "train_seconds": v.Real(0.0, 1e10), "updates": v.Int(0, 10 ** 15),
+                          "milestones_done": v.List(v.Str(64, empty=False), max_len=1000)},
+                         {"rng": v.Opt(_RNG_STATE), "seed": v.Int(0, 2 ** 64)})
+_COMMON_META = {"game": v.Str(256, empty=False)}
+_OPTIONAL_META = {"network": NETWORK_META, "config": v.Record({}, {"network": NETWORK_META}),
+                  "planes_shape": v.List(v.Int(1, 4096), 3, 3), "member": v.Int(0, 100_000),
+                  "game_version": v.Int(0, 10 ** 6)}
+STATE_META = v.Record({**_COMMON_META, "counters": COUNTERS_META}, _OPTIONAL_META)
+WEIGHTS_META = v.Record(_COMMON_META, {**_OPTIONAL_META, "milestone": v.Str(64, empty=False),
+                                       "milestone_seconds": v.Real(0.0, 1e10),
+                                       "train_seconds": v.Real(0.0, 1e10),
+                                       "games": v.Int(0, v.MAX_COUNT)})
+_FORMATS = {"descent-state-1": STATE_META, "descent-weights-1": WEIGHTS_META}
+# Every failure while reading an HDF5 file (h5py raises these for truncated files, wrong objects,
+# link loops, bad attributes)
+_H5_ERRORS = (OSError, KeyError, ValueError, TypeError, RuntimeError, AttributeError)
+
+
+def _meta_of(f, path: Path, formats=tuple(_FORMATS)) -> tuple[str, dict]:
+    """(format, checked metadata) of an open checkpoint; ``CheckpointError`` naming the entry."""
+    fmt = f.attrs.get("format")
+    if isinstance(fmt, bytes):
+        fmt = fmt.decode("ascii", "replace")
+    if not isinstance(fmt, str) or fmt not in formats:
+        raise CheckpointError(v.one_line(f"{path}: not a descent checkpoint of the expected kind "
+                                         f"(format {fmt!r}, expected {' or '.join(formats)})"))
+    raw = f.attrs.get("meta")
+    if isinstance(raw, np.ndarray) or not isinstance(raw, (str, bytes)):
+        raise CheckpointError(f"{path}: the metadata attribute is missing or not text")
+    return fmt, v.parse_json(raw, _FORMATS[fmt], CheckpointError, f"checkpoint {path}: meta")
 
 
 def configure_threads(threads: int) -> None:
@@ -171,15 +210,22 @@ def _write_vars(group, variables) -> None:
 
 
 def _read_vars(group, variables, path: Path, what: str) -> None:
+    if not isinstance(group, h5py.Group):
+        raise CheckpointError(f"{path}: '{what}' is not a group of arrays")
     keys = sorted(group.keys())
     if len(keys) != len(variables):
         raise CheckpointError(f"{path}: {what} holds {len(keys)} arrays, the model needs {len(variables)} "
                               f"(different network size?)")
     for k, v in zip(keys, variables):
-        arr = group[k][()]
-        if tuple(arr.shape) != tuple(v.shape):
+        ds = group[k]
+        if not isinstance(ds, h5py.Dataset) or ds.dtype.kind not in "fiu":
+            raise CheckpointError(f"{path}: {what} entry {k!r} is not a numeric array")
+        arr = ds[()]
+        if tuple(np.shape(arr)) != tuple(v.shape):
             raise CheckpointError(f"{path}: {what} array {k} has shape {arr.shape}, expected "
                                   f"{tuple(v.shape)} (different network size?)")
+        if not np.isfinite(arr).all():
+            raise CheckpointError(f"{path}: {what} array {k} holds NaN or infinite values")
         v.assign(arr)
 
 
@@ -197,16 +243,17 @@ def save_state(path: Path, model, optimizer, meta: dict) -> None:
 
 
 def read_meta(path: Path) -> dict:
+    """The checked metadata of a rolling state file (counters included); ``CheckpointError``."""
     path = Path(path)
     try:
         with h5py.File(path, "r") as f:
-            if f.attrs.get("format") != "descent-state-1":
-                raise CheckpointError(f"{path}: not a descent state file")
-            return json.loads(f.attrs["meta"])
+            return _meta_of(f, path, ("descent-state-1",))[1]
+    except CheckpointError:
+        raise
     except FileNotFoundError:
         raise CheckpointError(f"{path}: checkpoint not found") from None
-    except (OSError, KeyError, ValueError) as exc:
-        raise CheckpointError(f"{path}: corrupt or truncated checkpoint ({exc})") from None
+    except _H5_ERRORS as exc:
+        raise CheckpointError(v.one_line(f"{path}: corrupt or truncated checkpoint ({exc})")) from None
 
 
 def load_state(path: Path, model, optimizer) -> dict:
@@ -220,8 +267,8 @@ def load_state(path: Path, model, optimizer) -> dict:
                 _read_vars(f["optimizer"], optimizer.variables, path, "optimizer state")
     except CheckpointError:
         raise
-    except (OSError, KeyError, ValueError) as exc:
-        raise CheckpointError(f"{path}: corrupt or truncated checkpoint ({exc})") from None
+    except _H5_ERRORS as exc:
+        raise CheckpointError(v.one_line(f"{path}: corrupt or truncated checkpoint ({exc})")) from None
     return meta
 
 
@@ -241,17 +288,15 @@ def load_weights(path: Path, model) -> dict:
     path = Path(path)
     try:
         with h5py.File(path, "r") as f:
-            if f.attrs.get("format") != "descent-weights-1":
-                raise CheckpointError(f"{path}: not a descent weights file")
-            meta = json.loads(f.attrs["meta"])
+            meta = _meta_of(f, path, ("descent-weights-1",))[1]
             _read_vars(f["weights"], model.weights, path, "weights")
             return meta
     except CheckpointError:
         raise
     except FileNotFoundError:
         raise CheckpointError(f"{path}: checkpoint not found") from None
-    except (OSError, KeyError, ValueError) as exc:
-        raise CheckpointError(f"{path}: corrupt or truncated checkpoint ({exc})") from None
+    except _H5_ERRORS as exc:
+        raise CheckpointError(v.one_line(f"{path}: corrupt or truncated checkpoint ({exc})")) from None
 
 
 def write_json(path: Path, data: dict) -> None:
@@ -270,25 +315,36 @@ def load_network(path, game_info=None):
     ``path`` is a milestone ``.weights.h5`` or a rolling ``latest.h5`` state. Cached per process.
     Returns ``(model, meta)``; raises ``CheckpointError`` naming the file.
     """
-    path = Path(path)
+    path = v.file_path(path, "network checkpoint path", CheckpointError)
+    if path.is_dir():
+        raise CheckpointError(f"{path}: a directory, not a network checkpoint file (give its "
+                              f"latest.h5 or a milestone_*.weights.h5)")
     key = (str(path.resolve()), path.stat().st_mtime_ns if path.exists() else 0)
     if key in _NET_CACHE:
         return _NET_CACHE[key]
     try:
         with h5py.File(path, "r") as f:
-            fmt = f.attrs.get("format")
-            meta = json.loads(f.attrs["meta"])
+            fmt, meta = _meta_of(f, path)
+    except CheckpointError:
+        raise
     except FileNotFoundError:
         raise CheckpointError(f"{path}: network checkpoint not found") from None
-    except (OSError, KeyError, ValueError) as exc:
-        raise CheckpointError(f"{path}: corrupt or truncated checkpoint ({exc})") from None
+    except _H5_ERRORS as exc:
+        raise CheckpointError(v.one_line(f"{path}: corrupt or truncated checkpoint ({exc})")) from None
     net_cfg = meta.get("network") or meta.get("config", {}).get("network")
-    if fmt not in ("descent-weights-1", "descent-state-1") or net_cfg is None:
-        raise CheckpointError(f"{path}: not a descent network checkpoint")
+    if net_cfg is None:
+        raise CheckpointError(f"{path}: not a descent network checkpoint (no network sizes in its metadata)")
     if game_info is not None and meta.get("game") != game_info.spec:
         raise CheckpointError(f"{path}: a network of {meta.get('game')}, not of {game_info.spec}")
     import games
-    shape = tuple(meta.get("planes_shape") or games.load(meta["game"]).planes_shape)
+    try:
+        game_shape = tuple(games.load(meta["game"]).planes_shape)
+    except GameError as exc:
+        raise CheckpointError(v.one_line(f"{path}: meta.game: {exc}")) from None
+    shape = tuple(meta.get("planes_shape") or game_shape)
+    if shape != game_shape:
+        raise CheckpointError(f"{path}: meta.planes_shape {list(shape)} is not the planes shape of "
+                              f"{meta['game']} {list(game_shape)}")
     model = build_model(shape, net_cfg["filters"], net_cfg["blocks"], net_cfg["head_units"])
     if fmt == "descent-weights-1":
         load_weights(path, model)

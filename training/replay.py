@@ -134,6 +134,7 @@ class ReplayBuffer:
             self.games[gid] = self._read(path)
 
     def _read(self, path: Path) -> _Game:
+        from training.network import _H5_ERRORS
         try:
             with h5py.File(path, "r") as f:
                 y = f["y"][()]
@@ -160,8 +161,12 @@ class ReplayBuffer:
                     game = self._compact(x, y)
         except CheckpointError:
             raise
-        except (OSError, KeyError, ValueError, TypeError) as exc:
-            raise CheckpointError(f"{path}: corrupt or truncated replay file ({exc})") from None
+        except (*_H5_ERRORS, KeyError, ValueError, TypeError) as exc:
+            raise CheckpointError(" ".join(f"{path}: corrupt or truncated replay file ({exc})".split())) from None
+        if not isinstance(y, np.ndarray) or y.dtype.kind != "f" or not np.isfinite(y).all():
+            raise CheckpointError(f"{path}: replay file does not hold finite targets y (N,)")
+        if not game.packed and not np.isfinite(game.planes).all():
+            raise CheckpointError(f"{path}: replay file holds non-finite planes")
         if len(game.planes) != len(y) or y.ndim != 1:
             raise CheckpointError(f"{path}: replay file holds {len(game.planes)} states and "
                                   f"{len(y)} targets")

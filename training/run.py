@@ -16,13 +16,13 @@ counted game always keeps its log line and scalars.
 from __future__ import annotations
 
 import fcntl
-import json
 import multiprocessing as mp
 import os
 import re
 import threading
 from pathlib import Path
 
+from games import validate as v
 from games.errors import GameError
 from training.trainer import MemberJob, member_dir, train_member
 
@@ -31,6 +31,27 @@ DEFAULT_ROOT = Path(__file__).resolve().parent.parent / "checkpoints"
 
 class RunError(GameError):
     """A run directory that is locked, or was created for something else."""
+
+
+# What run.json and a milestone's JSON must hold (games.validate schemas; more keys are kept).
+RUN_RECORD = v.Record({"game": v.Str(256, empty=False), "seed": v.Int(0, 2 ** 64),
+                       "config": v.Map(v.Any_())}, {"format": v.Str(64)})
+MILESTONE_RECORD = v.Record({"game": v.Str(256, empty=False), "member": v.Int(0, 100_000),
+                             "milestone": v.Str(64, empty=False)},
+                            {"milestone_seconds": v.Real(0.0, 1e10), "train_seconds": v.Real(0.0, 1e10),
+                             "games": v.Int(0, v.MAX_COUNT)})
+
+
+def read_run_record(run_dir, error=None) -> dict:
+    """The checked ``run.json`` of a run directory (``error``, default ``RunError``, if it is
+    missing, not JSON or not a run record)."""
+    path = Path(run_dir) / "run.json"
+    return v.load_json(path, RUN_RECORD, error or RunError, f"run record {path}")
+
+
+def read_milestone(path, error=None) -> dict:
+    """The checked JSON record beside a milestone checkpoint."""
+    return v.load_json(path, MILESTONE_RECORD, error or RunError, f"milestone record {path}")
 
 
 def default_run_dir(game_spec: str) -> Path:
@@ -71,10 +92,7 @@ def check_run(run_dir: Path, game: str, config: dict, seed: int) -> None:
     path = Path(run_dir) / "run.json"
     record = {"game": game, "config": config, "seed": seed, "format": "descent-run-1"}
     if path.exists():
-        try:
-            old = json.loads(path.read_text())
-        except (OSError, ValueError) as exc:
-            raise RunError(f"{path}: unreadable run record ({exc})") from None
+        old = read_run_record(run_dir)
         for key in ("game", "seed", "config"):
             if old.get(key) != record[key]:
                 what = key if key != "config" else "configuration (network, selfplay, training)"
@@ -178,8 +196,8 @@ def _member_seconds(run_dir: Path, member: int) -> float:
         return 0.0
     try:
         return float(read_meta(path)["counters"]["train_seconds"])
-    except (CheckpointError, KeyError):
-        return 0.0
+    except CheckpointError:
+        return 0.0          # the member's own resume reports it
 
 
 def list_checkpoints(root: Path, game: str | None = None) -> list[dict]:
@@ -188,18 +206,12 @@ def list_checkpoints(root: Path, game: str | None = None) -> list[dict]:
     root = Path(root)
     runs = [root] if (root / "run.json").exists() else sorted(p.parent for p in root.glob("*/run.json"))
     for run in runs:
-        try:
-            rec = json.loads((run / "run.json").read_text())
-        except (OSError, ValueError):
-            continue
+        rec = read_run_record(run)
         if game is not None and rec.get("game") != game and rec.get("game", "").split("(")[0] != game:
             continue
         found = []
         for mj in run.glob("member_*/milestone_*.json"):
-            try:
-                meta = json.loads(mj.read_text())
-            except (OSError, ValueError):
-                continue
+            meta = read_milestone(mj)
             weights = mj.with_suffix(".weights.h5")
             found.append({"run": str(run), "game": meta.get("game"), "member": meta.get("member"),
                          "milestone": meta.get("milestone"), "games": meta.get("games"),

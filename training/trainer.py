@@ -225,7 +225,12 @@ def train_member(job: MemberJob, report=None) -> dict:
         pending = meta.get("record")
     rng = np.random.default_rng(job.seed)
     if counters["rng"] is not None:
-        rng.bit_generator.state = counters["rng"]
+        try:
+            rng.bit_generator.state = counters["rng"]
+        except (TypeError, ValueError, KeyError) as exc:
+            from training.network import CheckpointError
+            raise CheckpointError(f"{state_path}: meta.counters.rng is not a random generator state "
+                                  f"({exc})") from None
     replay = ReplayBuffer(mdir / "replay", tr["replay_games"], info.planes_shape)
     replay.load(counters["games"])
     inference = Inference(model)
