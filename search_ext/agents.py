@@ -47,7 +47,9 @@ _EVAL = {
 }
 _UBFM = {**_BUDGET, **_EVAL,
          "decision": Key(str, "best", "final move: best action or the safe decision", ("best", "safe")),
-         "max_nodes": Key(int, 2_000_000, "memory cap of the search tree (states)")}
+         "max_mb": Key(float, 1024.0, "memory cap of the search table in megabytes (about "
+                                      "80 bytes a state); when full, the least visited parts are cut back"),
+         "max_nodes": Key(int, None, "optional cap on the number of states in the table")}
 _MINIBAL = {**_UBFM,
             "proven_wins": Key(bool, False, "always play a resolved winning action when one exists"),
             "proven_depth": Key(int, -1, "only wins resolved within this many plies (-1: any)")}
@@ -65,8 +67,10 @@ ALGORITHMS: dict[str, tuple[str, dict[str, Key]]] = {
     "minibal_plus": ("Unbounded Minibal_+: smallest non-negative value, else largest negative", _MINIBAL),
     "descent": ("Descent Minimax: best-first down to terminal states each iteration", _UBFM),
     "mcts": ("MCTS / UCT without evaluation (random playouts)",
-             {**_BUDGET, "c": Key(float, math.sqrt(2), "UCB1 exploration constant"),
-              "max_nodes": Key(int, 4_000_000, "memory cap of the tree")}),
+             {**_BUDGET, "c": Key(float, math.sqrt(2), "UCB1 exploration constant (finite, >= 0)"),
+              "max_mb": Key(float, 1024.0, "memory cap of the tree in megabytes (40 bytes a node); "
+                                           "when full, leaves are played out without expanding"),
+              "max_nodes": Key(int, None, "optional cap on the number of nodes")}),
     "alphabeta": ("alpha-beta, iterative deepening, transposition table, move ordering", _AB),
     "hybrid": ("Hybrid Minimax-MCTS: alpha-beta valuing leaves by k random playouts",
                {**{k: v for k, v in _AB.items() if k != "net"},
@@ -169,6 +173,14 @@ def parse_agent(text: str) -> tuple[str, dict]:
     for k in ("iterations", "depth", "nodes", "playouts", "playout_cap"):
         if opts.get(k) is not None and opts[k] < 1:
             raise AgentSpecError(f"agent {text!r}: {k} must be >= 1")
+    # memory caps (search_ext/bestfirst.pyx, mcts.pyx)
+    if opts.get("max_mb") is not None and not (0 < opts["max_mb"] < 1e9):
+        raise AgentSpecError(f"agent {text!r}: max_mb must be a number of megabytes > 0")
+    min_nodes = 1 if name == "mcts" else 16
+    if opts.get("max_nodes") is not None and opts["max_nodes"] < min_nodes:
+        raise AgentSpecError(f"agent {text!r}: max_nodes must be >= {min_nodes}")
+    if name == "mcts" and not (math.isfinite(opts["c"]) and opts["c"] >= 0):
+        raise AgentSpecError(f"agent {text!r}: c must be a finite number >= 0")
     return name, opts
 
 
@@ -232,6 +244,21 @@ class Agent:
     def analyse(self, state) -> list:
         raise NotImplementedError
 
+    # How the last move was searched (read by descent.match): ``iterations`` run, ``asked``
+    # (the iteration budget, None for a time budget), ``cut_short`` (the search stopped before its
+    # budget because its table was full) and ``memory_full`` (the table reached its cap).
+    last_move: dict | None = None
+
+    def _note_search(self, search, asked=None) -> None:
+        self.last_move = {"iterations": search.last_iterations, "asked": asked,
+                          "cut_short": bool(getattr(search, "last_cut_short", False)),
+                          "memory_full": bool(search.memory_full)}
+
+    @staticmethod
+    def _check_not_over(state) -> None:
+        if state.is_game_over():
+            raise GameError(f"no move to choose: the game is over ({state.position()!r})")
+
     def _budget(self, default_time: float = 1.0) -> dict:
         t, it = self.opts.get("time"), self.opts.get("iterations")
         if t is None and it is None:
@@ -252,6 +279,7 @@ class RandomAgent(Agent):
         self.reset()
 
     def choose(self, state) -> int:
+        self._check_not_over(state)
         return self.rng.choice(state.legal_actions_list())
 
     def analyse(self, state) -> list:
@@ -274,14 +302,23 @@ class BestFirstAgent(Agent):
             self.game, rule=rule, descent=self.name == "descent",
             evaluator=_evaluator(self.opts, self.seed, self.game), decision=self.opts["decision"],
             take_proven_wins=self.opts.get("proven_wins", False),
-            proven_win_depth=self.opts.get("proven_depth", -1), max_nodes=self.opts["max_nodes"])
+            proven_win_depth=self.opts.get("proven_depth", -1), max_nodes=self.opts["max_nodes"],
+            max_mb=self.opts["max_mb"])
 
     def choose(self, state) -> int:
-        self.search.search(state, **self._budget())
-        return self.search.best_action(state)
+        self._check_not_over(state)
+        budget = self._budget()
+        self.search.search(state, **budget)
+        action = self.search.best_action(state)
+        self._note_search(self.search, budget["iterations"] or None)
+        return action
 
     def analyse(self, state) -> list:
-        self.search.search(state, **self._budget())
+        if state.is_game_over():
+            return []
+        budget = self._budget()
+        self.search.search(state, **budget)
+        self._note_search(self.search, budget["iterations"] or None)
         return self.search.analyse(state)
 
 
@@ -301,7 +338,7 @@ class AlphaDDAAgent(Agent):
         self.values: list[float] = []
         self.search = BestFirstSearch(
             self.game, rule="minimax", evaluator=_evaluator(self.opts, self.seed, self.game),
-            decision=self.opts["decision"], max_nodes=self.opts["max_nodes"])
+            decision=self.opts["decision"], max_nodes=self.opts["max_nodes"], max_mb=self.opts["max_mb"])
 
     def budget(self) -> int:
         recent = self.values[-self.opts["history"]:]
@@ -310,12 +347,20 @@ class AlphaDDAAgent(Agent):
         return int(max(1, min(self.opts["max_iterations"], n)))
 
     def choose(self, state) -> int:
-        self.search.search(state, iterations=self.budget())
+        self._check_not_over(state)
+        n = self.budget()
+        self.search.search(state, iterations=n)
         self.values.append(self.search.root_info(state)["value"])
-        return self.search.best_action(state)
+        action = self.search.best_action(state)
+        self._note_search(self.search, n)
+        return action
 
     def analyse(self, state) -> list:
-        self.search.search(state, iterations=self.budget())
+        if state.is_game_over():
+            return []
+        n = self.budget()
+        self.search.search(state, iterations=n)
+        self._note_search(self.search, n)
         return self.search.analyse(state)
 
 
@@ -326,14 +371,23 @@ class MCTSAgent(Agent):
 
     def reset(self, seed=None):
         super().reset(seed)
-        self.search = MCTS(self.game, c=self.opts["c"], seed=self.seed, max_nodes=self.opts["max_nodes"])
+        self.search = MCTS(self.game, c=self.opts["c"], seed=self.seed, max_nodes=self.opts["max_nodes"],
+                           max_mb=self.opts["max_mb"])
 
     def choose(self, state) -> int:
-        self.search.search(state, **self._budget())
-        return self.search.best_action(state)
+        self._check_not_over(state)
+        budget = self._budget()
+        self.search.search(state, **budget)
+        action = self.search.best_action(state)
+        self._note_search(self.search, budget["iterations"] or None)
+        return action
 
     def analyse(self, state) -> list:
-        self.search.search(state, **self._budget())
+        if state.is_game_over():
+            return []
+        budget = self._budget()
+        self.search.search(state, **budget)
+        self._note_search(self.search, budget["iterations"] or None)
         return self.search.analyse(state)
 
 
