@@ -448,6 +448,7 @@ class GaussianAgent(Agent):
         if not rows:
             return self.base.choose(state)
         values = [(max(-1.0, min(1.0, r["value"])) + 1.0) / 2.0 for r in rows]
+        self.last_move = self.base.last_move
         return rows[self.select(values)]["action"]
 
     def analyse(self, state) -> list:

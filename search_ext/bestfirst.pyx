@@ -246,6 +246,49 @@ cdef class BestFirstSearch:
         free(seen); free(stack)
         return count
 
+    def verify(self, State state) -> int:
+        """Check the table below ``state`` against the game (for tests): every edge leads to the
+        node of the state its action reaches (same key, same terminal flag, terminal values exact),
+        every node is found by its key, every node is reachable. Returns the states checked."""
+        cdef int root = self.find(skey(state), state._terminal)
+        if root < 0:
+            raise AssertionError("the state is not in the table")
+        cdef long i
+        for i in range(self.n_nodes):
+            if self.find(self.nodes[i].key, self.nodes[i].terminal) != i:
+                raise AssertionError(f"node {i} is not found by its key")
+        seen = set()
+        cdef State s = state.clone()
+        stack = [(root, [])]
+        while stack:
+            idx, path = stack.pop()
+            if idx in seen:
+                continue
+            seen.add(idx)
+            for a in path:
+                s.apply(a)
+            nd = self.nodes[idx]
+            if nd["key"] != skey(s) or bool(nd["terminal"]) != bool(s._terminal):
+                raise AssertionError(f"node {idx} does not match the state {s.position()!r}")
+            if nd["player"] != s._player or not (nd["evaluated"] == 1 or idx == root):
+                raise AssertionError(f"node {idx}: wrong player or not valued")
+            if s._terminal and (nd["v"] != <float>s.terminal_value() or nd["c"] != s._result):
+                raise AssertionError(f"terminal node {idx} has a wrong value")
+            if nd["expanded"]:
+                legal = s.legal_actions_list()
+                acts = [self.edges[e].action for e in range(nd["first_edge"], nd["first_edge"] + nd["n_edges"])]
+                if sorted(acts) != legal:
+                    raise AssertionError(f"node {idx}: edges {acts} are not the legal actions {legal}")
+                for e in range(nd["first_edge"], nd["first_edge"] + nd["n_edges"]):
+                    if not 0 <= self.edges[e].child < self.n_nodes:
+                        raise AssertionError(f"edge {e} leads out of the table")
+                    stack.append((self.edges[e].child, path + [self.edges[e].action]))
+            for _ in path:
+                s.undo()
+        if not self.keep_tree and not self.last_cut_short and len(seen) != self.n_nodes:
+            raise AssertionError(f"{self.n_nodes - len(seen)} states are not reachable from the root")
+        return len(seen)
+
     # ---- table --------------------------------------------------------------------------------
     cdef int _rebuild_slots(self, long new_cap) noexcept nogil:
         cdef int* ns = <int*>malloc(sizeof(int) * new_cap)

@@ -115,6 +115,27 @@ def test_bestfirst_full_table_is_cut_back_and_search_goes_on():
     assert b.size <= 400 and b.best_action(s) in s.legal_actions_list()
 
 
+@pytest.mark.parametrize("game, kw", [
+    ("reversi(size=6)", {}),
+    ("reversi(size=6)", {"descent": True}),
+    ("reversi(size=6)", {"rule": "minibal_plus"}),
+    ("breakthrough(rows=6,cols=6)", {"rule": "minibal_n"}),
+    ("tapatan", {"descent": True}),
+])
+def test_bestfirst_table_stays_consistent_through_cut_backs_and_reroots(game, kw):
+    """Every edge leads to the node of the state it reaches, terminal values are exact and every
+    state is reachable, after many cut-backs and re-roots along a game."""
+    info = games.load(game)
+    b = BestFirstSearch(info, max_nodes=300, **kw)
+    s = info.new_state()
+    while not s.is_game_over() and s.ply < 12:
+        b.search(s, iterations=300)
+        n = b.verify(s)
+        assert n == b.size or (b.last_cut_short and n < b.size)
+        s.push(b.best_action(s))
+    assert b.collections > 0
+
+
 def test_bestfirst_cut_short_is_reported():
     # a table too small for the root's 20 children: no iteration can run, the move is still legal
     info = games.load("chess")
