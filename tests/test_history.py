@@ -96,7 +96,7 @@ def position_id(state) -> str:
     return " ".join(text.split()[:2])
 
 
-def history_pair(spec, start, max_length, cap=2000, seed=0):
+def history_pair(spec, start, max_length, cap=500, seed=0):
     """Two move sequences of the same length from `start` reaching the same position, after which
     some move ends the game (a threefold repetition) in one history and not in the other: a layered
     search over (position, positions seen twice so far), one path per entry."""
