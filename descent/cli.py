@@ -298,6 +298,10 @@ def match(game, agent_a, agent_b, n_games, workers, seed, verbose, ray_address):
     ta = sum(r.seconds_a for r in records) / max(1, sum(r.plies for r in records) / 2)
     tb = sum(r.seconds_b for r in records) / max(1, sum(r.plies for r in records) / 2)
     click.echo(f"  mean length {mean_plies:.1f} plies; about {ta:.3f} s/move (A), {tb:.3f} s/move (B)")
+    short = (sum(r.short_a for r in records), sum(r.short_b for r in records))
+    full = (sum(r.full_a for r in records), sum(r.full_b for r in records))
+    click.echo(f"  moves cut short by a full search table: A {short[0]}, B {short[1]}; "
+               f"searched with a full table: A {full[0]}, B {full[1]}")
 
 
 @cli.command()

@@ -56,8 +56,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
                        max=1.0),
         "exploration_floor": Key(float, 0.05, "minimum of e = t / T in the ordinal distribution",
                                  min=0.0, max=1.0),
-        "max_nodes": Key(int, 2_000_000, "memory cap of one game's search tree (states)", min=1024,
+        "max_nodes": Key(int, 2_000_000, "memory cap of one game's search tree (states)", min=16,
                          max=2 ** 31 - 1),
+        "max_mb": Key(float, 1024.0, "memory cap of one game's search table in megabytes (about 80 "
+                      "bytes a state; the smaller of the two caps applies)", min=1.0, max=1e6),
     },
     "training": {
         "replay_games": Key(int, 100, "replay window mu: examples of the last mu games", min=1,

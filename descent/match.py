@@ -1,5 +1,9 @@
 """Matches between two agents: seats alternate, games can run in worker processes.
 
+Each record counts, per agent, the moves whose search was cut short (it ran fewer iterations than
+its budget because its table was full: ``short_a``/``short_b``) and the moves searched with a full
+table (``full_a``/``full_b``), so that a weakened search is reported, never hidden.
+
 Game i (from 0) is played with agent A first when i is even and agent B first when it is odd; each
 game's seed is derived from the match seed and i, so results do not depend on the number of workers.
 """
@@ -23,6 +27,12 @@ class GameRecord:
     plies: int = 0
     seconds_a: float = 0.0
     seconds_b: float = 0.0
+    # moves whose search was cut short (fewer iterations than its budget because its table was
+    # full) and moves searched with a full table (the tree stopped growing), per agent
+    short_a: int = 0
+    short_b: int = 0
+    full_a: int = 0
+    full_b: int = 0
 
     @property
     def a_result(self) -> int:
@@ -63,12 +73,19 @@ def play_game(game, agent_a, agent_b, index: int, seed: int, a_first: bool | Non
     while not state.is_game_over():
         agent = seats[state.to_move]
         t0 = time.perf_counter()
+        agent.last_move = None
         action = agent.choose(state)
         dt = time.perf_counter() - t0
+        info = getattr(agent, "last_move", None) or {}
+        short, full = int(bool(info.get("cut_short"))), int(bool(info.get("memory_full")))
         if agent is agent_a:
             rec.seconds_a += dt
+            rec.short_a += short
+            rec.full_a += full
         else:
             rec.seconds_b += dt
+            rec.short_b += short
+            rec.full_b += full
         rec.moves.append(state.move_to_str(action))
         state.push(action)
     o = state.outcome()

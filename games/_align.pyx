@@ -19,13 +19,16 @@ Hash. The Zobrist hash covers the board, the side to move and the **ply**: posit
 games and the position text carries the ply, so including it keeps every hash equal to the hash of
 its text, and keeps the search graph acyclic (a position reached again later is a new node). A state
 drawn by repetition also xors ``zrep``, so it never shares a hash with the same position not drawn.
-The repetition key (board + side, no ply) is kept per ply on a stack for the threefold rule.
+The repetition key (board + side, no ply) is kept per ply on a stack for the threefold rule. The
+history key (``history_key``; the searches use ``search_key = zobrist_hash ^ history_key``) is the
+multiset of the positions since the last drop (the positions that can still recur): two histories
+reaching the same position at the same ply share a search node only when they have the same future.
 """
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
 from games._state cimport State, RESULT_FIRST_WINS, RESULT_SECOND_WINS, RESULT_DRAW
-from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t
+from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t, mix64
 
 from games.errors import InvalidPositionError
 
@@ -113,6 +116,7 @@ cdef class AlignState(State):
         self.keys[0] = k
         self.nkeys = 1
         self._hash = k ^ self.g.zply[self._ply]
+        self._hist_key = mix64(k)
         if self.reason == AL_REPETITION:
             self._hash ^= self.g.zrep
 
@@ -187,6 +191,11 @@ cdef class AlignState(State):
         self._player = 1 - p
         self._ply += 1
         self._hash = key ^ g.zply[self._ply]
+        # history key: the multiset of the positions since the last drop (those that can recur)
+        if a < g.npts:
+            self._hist_key = mix64(key)
+        else:
+            self._hist_key = self._hist_key + mix64(key)
         self._finish(p, t)
         if self._terminal:
             return

@@ -27,6 +27,9 @@ cdef class State:
     cdef bint _terminal
     cdef int _result                # RESULT_*; meaningful only when _terminal
     cdef hash_t _hash               # Zobrist hash, includes the side to move
+    cdef hash_t _hist_key           # key of the repetition-relevant history (0 in games whose
+                                    # outcome depends on the position alone); the searches key
+                                    # their tables by `_hash ^ _hist_key` (see `search_key`)
     # --- static facts of the game instance --------------------------------------------------------
     cdef int num_actions            # size of the action space; legal action ids are in [0, num_actions)
     cdef int max_legal              # upper bound on the number of legal actions (buffer sizes)
@@ -35,6 +38,7 @@ cdef class State:
     cdef int score_kind             # ScoreKind
     # --- history owned by the base class ----------------------------------------------------------
     cdef action_t* _history
+    cdef hash_t* _hist_keys         # `_hist_key` before each move of the history (restored by undo)
     cdef int _nhist
     cdef int _hist_cap
 
@@ -47,7 +51,8 @@ cdef class State:
     # The number of legal actions (default: legal_actions into `scratch`); games where it is
     # cheaper to count than to list override it (perft's bulk counting uses it).
     cdef void _do_apply(self, action_t a) noexcept nogil
-    # Play legal action `a`: update board, `_player`, `_ply`, `_hash`, `_terminal`, `_result`.
+    # Play legal action `a`: update board, `_player`, `_ply`, `_hash`, `_terminal`, `_result`, and
+    # `_hist_key` in a game whose outcome depends on the history (the base class restores it on undo).
     cdef void _do_undo(self, action_t a) noexcept nogil
     # Exactly revert `_do_apply(a)`, the last action played.
     cdef double natural_score(self) noexcept nogil

@@ -10,7 +10,7 @@ cimport numpy as cnp
 
 from games.errors import IllegalMoveError, InvalidMoveError, InvalidPositionError
 from games import validate
-from games._typedefs cimport splitmix64, rng_below, uint64_t
+from games._typedefs cimport splitmix64, rng_below, uint64_t, hash_t
 
 cnp.import_array()
 
@@ -33,12 +33,18 @@ cdef class State:
         if self._history != NULL:
             free(self._history)
             self._history = NULL
+        if self._hist_keys != NULL:
+            free(self._hist_keys)
+            self._hist_keys = NULL
 
     cdef int _alloc_history(self, int capacity) except -1:
         if self._history != NULL:
             free(self._history)
+        if self._hist_keys != NULL:
+            free(self._hist_keys)
         self._history = <action_t*>malloc(sizeof(action_t) * (capacity + 1))
-        if self._history == NULL:
+        self._hist_keys = <hash_t*>malloc(sizeof(hash_t) * (capacity + 1))
+        if self._history == NULL or self._hist_keys == NULL:
             raise MemoryError()
         self._hist_cap = capacity + 1
         self._nhist = 0
@@ -58,6 +64,7 @@ cdef class State:
         self._terminal = False
         self._result = 0
         self._hash = 0
+        self._hist_key = 0
         return 0
 
     # ---- hooks (overridden by every game) ----------------------------------------------------------
@@ -85,6 +92,7 @@ cdef class State:
     # ---- provided -----------------------------------------------------------------------------------
     cdef void apply(self, action_t a) noexcept nogil:
         self._history[self._nhist] = a
+        self._hist_keys[self._nhist] = self._hist_key
         self._nhist += 1
         self._do_apply(a)
 
@@ -92,6 +100,7 @@ cdef class State:
         self._nhist -= 1
         cdef action_t a = self._history[self._nhist]
         self._do_undo(a)
+        self._hist_key = self._hist_keys[self._nhist]
         return a
 
     cdef bint is_legal_action(self, action_t a) noexcept nogil:
@@ -135,7 +144,9 @@ cdef class State:
         dst._terminal = self._terminal
         dst._result = self._result
         dst._hash = self._hash
+        dst._hist_key = self._hist_key
         memcpy(dst._history, self._history, sizeof(action_t) * self._nhist)
+        memcpy(dst._hist_keys, self._hist_keys, sizeof(hash_t) * self._nhist)
         dst._nhist = self._nhist
         return dst
 
@@ -154,6 +165,19 @@ cdef class State:
     def zobrist_hash(self) -> int:
         """64-bit Zobrist hash of the position, including the side to move."""
         return self._hash
+
+    @property
+    def history_key(self) -> int:
+        """64-bit key of the repetition-relevant history (0 in games whose outcome depends on the
+        position alone): the earlier positions that can still recur, and the ply where the ply cap
+        is not already in ``zobrist_hash``."""
+        return self._hist_key
+
+    @property
+    def search_key(self) -> int:
+        """The key the searches use for their tables: ``zobrist_hash ^ history_key``. Two states
+        with the same key have the same future (legal moves, outcomes, repetitions)."""
+        return self._hash ^ self._hist_key
 
     @property
     def move_stack(self) -> list:

@@ -49,3 +49,17 @@ cdef inline double rng_uniform(uint64_t* state) noexcept nogil:
 cdef inline int popcount64(uint64_t x) noexcept nogil:
     """Number of set bits (shared by the bitboard engines)."""
     return descent_popcount64(x)
+
+
+cdef inline uint64_t mix64(uint64_t x) noexcept nogil:
+    """SplitMix64's finalizer: a bijective, well-mixed image of a 64-bit key (history keys are sums
+    of these, an order-free multiset hash)."""
+    x = (x ^ (x >> 30)) * <uint64_t>0xBF58476D1CE4E5B9ULL
+    x = (x ^ (x >> 27)) * <uint64_t>0x94D049BB133111EBULL
+    return x ^ (x >> 31)
+
+
+cdef inline uint64_t ply_key(int ply) noexcept nogil:
+    """The history key's term for the ply (games whose hash leaves the ply out but whose ply cap or
+    depth-scored outcome depends on it)."""
+    return mix64(<uint64_t>ply * <uint64_t>0x9E3779B97F4A7C15ULL + <uint64_t>0x5851F42D4C957F2DULL)

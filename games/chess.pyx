@@ -45,7 +45,10 @@ passant capture is legal, as python-chess's ``fen()`` does, so equal positions h
 
 Hash. ``_hash`` is the Zobrist key of (pieces, side, castling rights, legal en-passant square) xor a
 key of the halfmove clock: the clock decides the fifty-move draw, so positions that differ only in it
-are different states. The clock-free key is kept on the undo stack for the repetition rule.
+are different states. The clock-free key is kept on the undo stack for the repetition rule. The
+history key (``history_key``; the searches use ``search_key = zobrist_hash ^ history_key``) adds what
+the outcome also depends on: the multiset of the positions since the last pawn move, capture or change
+of castling rights (the positions that can still recur), and the ply (the ply cap).
 
 Encoding: (8, 8, 19) planes from the point of view of the player to move (ranks flipped and colours
 swapped when black moves; files never flipped; row 0 is the mover's far rank): 0-5 the mover's
@@ -62,7 +65,7 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 
 from games._state cimport State, SCORE_NATURAL, RESULT_FIRST_WINS, RESULT_SECOND_WINS, RESULT_DRAW
-from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t
+from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t, mix64, ply_key
 
 cdef extern from *:
     int __builtin_ctzll(unsigned long long) nogil
@@ -406,6 +409,7 @@ cdef class ChessState(State):
             k ^= Z_EP[self.ep]
         self.key = k
         self._hash = k ^ Z_HALF[self.halfmove]
+        self._hist_key = mix64(k) + ply_key(self._ply)
 
     cdef uint64_t _checkers(self) noexcept nogil:
         cdef int us = self._player
@@ -666,6 +670,7 @@ cdef class ChessState(State):
             else:
                 k ^= Z_PIECE[ROOK | (us << 3)][fr - 4] ^ Z_PIECE[ROOK | (us << 3)][fr - 1]
         cdef int c = self.castling & CASTLE_KEEP[fr] & CASTLE_KEEP[to]
+        cdef bint fresh = c != self.castling or t == PAWN or cap
         if c != self.castling:
             k ^= Z_CASTLE[self.castling] ^ Z_CASTLE[c]
             self.castling = c
@@ -692,6 +697,12 @@ cdef class ChessState(State):
                 cand &= cand - 1
         self.key = k
         self._hash = k ^ Z_HALF[self.halfmove if self.halfmove <= 100 else 100]
+        # history key: the multiset of the positions since the last move that makes every earlier
+        # one unrepeatable (a pawn move, a capture, a change of castling rights), plus the ply
+        if fresh:
+            self._hist_key = mix64(k) + ply_key(self._ply)
+        else:
+            self._hist_key = self._hist_key - ply_key(self._ply - 1) + mix64(k) + ply_key(self._ply)
         self._set_terminal()
 
     cdef void _move_rook(self, int kfr, int kto, int us) noexcept nogil:
@@ -1018,6 +1029,7 @@ cdef class ChessState(State):
         self._terminal = tmp._terminal
         self._result = tmp._result
         self._hash = tmp._hash
+        self._hist_key = tmp._hist_key
         self._nundo = 0
 
     def _drawing(self) -> str:

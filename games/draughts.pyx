@@ -47,6 +47,10 @@ a legal move wins even when it also completes a draw condition):
 The 8x8 board uses exactly the same rules, including the 25/16/5-move rules (the Brazilian
 federation's own draw rules differ; this engine does not implement them).
 
+Hash: Zobrist of the pieces and side to move, xor keys of the 25-, 16- and 5-move counters. The history
+key (``history_key``; the searches use ``search_key = zobrist_hash ^ history_key``) adds the multiset of
+the positions since the last man move or capture (those that can recur) and the ply (the ply cap).
+
 Actions. A move with from-square f and to-square t (PDN numbers minus 1, N = 50 or 32 squares) has
 the id ``f * N + t``. Two different moves with the same (f, t) exist only for captures that take
 different sets of pieces; then the move with the smallest captured set (sets compared as bit masks
@@ -93,7 +97,7 @@ from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memcpy, memset
 
 from games._state cimport State, SCORE_NATURAL, RESULT_FIRST_WINS, RESULT_SECOND_WINS, RESULT_DRAW
-from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t, popcount64
+from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t, popcount64, mix64, ply_key
 
 cdef extern from *:
     int __builtin_ctzll(unsigned long long) nogil
@@ -387,6 +391,7 @@ cdef class DraughtsState(State):
             h ^= ZSIDE
         self.rkey = h
         self._hash = h ^ ZH[self.hclock] ^ ZS[self.s16 + 1] ^ ZV[self.v5 + 1]
+        self._hist_key = mix64(h) + ply_key(self._ply)
         self._cc_ok = False
 
     cdef bint _has_capture(self, int p) noexcept nogil:
@@ -692,6 +697,11 @@ cdef class DraughtsState(State):
             self.v5 += 1
         self._start_clocks()                     # the material may have changed (capture, promotion)
         self._hash = rk ^ ZH[self.hclock] ^ ZS[self.s16 + 1] ^ ZV[self.v5 + 1]
+        # history key: the multiset of the positions since the last man move or capture, plus the ply
+        if self.hclock == 0:
+            self._hist_key = mix64(rk) + ply_key(self._ply + 1)
+        else:
+            self._hist_key = self._hist_key - ply_key(self._ply) + mix64(rk) + ply_key(self._ply + 1)
         self._ply += 1
         self._player = q
         self._cc_ok = False
@@ -1030,7 +1040,9 @@ cdef class DraughtsState(State):
             if self._cc_overflow:
                 (self.men[0], self.men[1], self.kings[0], self.kings[1], self._player, self._ply,
                  self.hclock, self.s16, self.v5) = saved
+                hist_key = self._hist_key
                 self._rebuild()
+                self._hist_key = hist_key
                 raise InvalidPositionError(
                     f"{name}: position {text!r} has more than {DR_MAXMOVES} legal moves")
         self._ply = ply

@@ -27,7 +27,9 @@ ply may be omitted (then 0 or 1, by the side to move). A position set from text 
 (repetitions count from there).
 
 Hash: board, side to move and **ply** (positions repeat and the text carries the ply; it also keeps the
-search graph acyclic); a state drawn by repetition also xors a key of its own.
+search graph acyclic); a state drawn by repetition also xors a key of its own. The history key
+(``history_key``; the searches use ``search_key = zobrist_hash ^ history_key``) is the multiset of the
+positions since the root (every move is reversible, so each of them can recur).
 
 Encoding: ``(5, 5, 2)`` planes [mover's pieces, opponent's pieces] from the mover's point of view: the
 rows are flipped when ``o`` is to move (its start camp then lies at the bottom, like ``x``'s). The
@@ -39,7 +41,7 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
 from games._state cimport State, SCORE_ADDITIVE_DEPTH, RESULT_FIRST_WINS, RESULT_SECOND_WINS, RESULT_DRAW
-from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t
+from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t, mix64
 
 from games import boardtext as bt
 from games.errors import InvalidMoveError, InvalidPositionError
@@ -148,6 +150,7 @@ cdef class FiveFieldKonoState(State):
         self.keys[0] = k
         self.nkeys = 1
         self._hash = k ^ ZPLY[self._ply]
+        self._hist_key = mix64(k)
         if self.reason == KONO_REPETITION:
             self._hash ^= ZREP
 
@@ -184,6 +187,7 @@ cdef class FiveFieldKonoState(State):
         self._player = 1 - p
         self._ply += 1
         self._hash = self.key ^ ZPLY[self._ply]
+        self._hist_key = self._hist_key + mix64(self.key)   # every move is reversible
         if self.athome[p] == 7:
             self._terminal = True
             self._result = RESULT_FIRST_WINS if p == 0 else RESULT_SECOND_WINS

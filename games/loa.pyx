@@ -43,6 +43,8 @@ dihedral maps that keep each colour's start squares (the quarter turns and trans
 Hash: Zobrist of the pieces and side to move, plus a key for the ply: a repetition is a different
 state (it brings the draw nearer, and the additive-depth score depends on the ply), and the same
 pieces at different plies must not share a hash. The repetition test uses the key without the ply.
+The history key (``history_key``; the searches use ``search_key = zobrist_hash ^ history_key``) is the
+multiset of the positions since the last capture (the positions that can still recur).
 
 Engine: one 64-bit bitboard per player; the line counts are popcounts of precomputed line masks;
 connection is tested by a bitboard flood fill (a 3x3 dilation is a vertical dilation of a
@@ -58,7 +60,7 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 
 from games._state cimport State, SCORE_ADDITIVE_DEPTH, RESULT_FIRST_WINS, RESULT_SECOND_WINS, RESULT_DRAW
-from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t, popcount64
+from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t, popcount64, mix64
 
 cdef extern from *:
     int __builtin_ctzll(unsigned long long) nogil
@@ -207,6 +209,7 @@ cdef class LinesOfActionState(State):
             h ^= ZSIDE
         self.rkey = h
         self._hash = h ^ ZPLY[self._ply]
+        self._hist_key = mix64(h)
 
     cdef bint _connected(self, uint64_t x) noexcept nogil:
         """Whether the pieces x form one 8-connected group (at most one piece: yes)."""
@@ -316,6 +319,11 @@ cdef class LinesOfActionState(State):
         self._ply += 1
         self._player = q
         self._hash = rk ^ ZPLY[self._ply]
+        # history key: the multiset of the positions since the last capture (those that can recur)
+        if captured:
+            self._hist_key = mix64(rk)
+        else:
+            self._hist_key = self._hist_key + mix64(rk)
         # Without a capture the opponent's pieces did not change: they were not connected before.
         self._settle_connection(moved, captured)
 

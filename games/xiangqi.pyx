@@ -40,7 +40,9 @@ and, before crossing the river, only on their five starting files; the side that
 not be in check (nor its general facing the other); the clock is at most 120, the ply at most the cap.
 
 Hash: Zobrist over the board and the side to move, xor a key for the no-capture clock (which changes
-the outcome): two move orders reaching the same position with the same clock hash alike.
+the outcome): two move orders reaching the same position with the same clock hash alike. The history
+key (``history_key``; the searches use ``search_key = zobrist_hash ^ history_key``) adds the multiset
+of the positions since the last capture (those that can recur) and the ply (the ply cap).
 
 Encoding: (10, 9, 14) planes from the mover's point of view: for red the rows are ranks 9..0 from the
 top, for black the board is turned 180 degrees (so the mover always plays up the planes); planes 0-6
@@ -53,7 +55,7 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
 from games._state cimport State, SCORE_NATURAL, RESULT_FIRST_WINS, RESULT_SECOND_WINS, RESULT_DRAW
-from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t
+from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t, mix64, ply_key
 
 cdef extern from *:
     int __builtin_ctzll(unsigned long long) nogil
@@ -261,6 +263,7 @@ cdef class XiangqiState(State):
             h ^= ZOB_SIDE
         self.bhash = h
         self._hash = h ^ ZOB_CLOCK[self.clock]
+        self._hist_key = mix64(h) + ply_key(self._ply)
 
     cdef bint _attacked(self, int k, int side) noexcept nogil:
         """Whether the general of `side` standing on padded square `k` is attacked on the current
@@ -510,6 +513,12 @@ cdef class XiangqiState(State):
         self._nundo = k + 1
         self._u_pos[k + 1] = self.bhash
         self._hash = self.bhash ^ ZOB_CLOCK[self.clock]
+        # history key: the multiset of the positions since the last capture, plus the ply
+        if cap != EMPTY:
+            self._hist_key = mix64(self.bhash) + ply_key(self._ply + 1)
+        else:
+            self._hist_key = (self._hist_key - ply_key(self._ply) + mix64(self.bhash)
+                              + ply_key(self._ply + 1))
         self._ply += 1
         self._player = 1 - s
         self._set_terminal()

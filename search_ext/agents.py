@@ -41,8 +41,8 @@ class Key:
     lo_open: bool = False
 
 
-MIN_NODES = 1024        # smallest tree cap (also at least 4 x the game's branching, see make_agent)
 MAX_NODES = 2 ** 31 - 1
+MAX_MB = 1e6            # a table of at most a terabyte
 MAX_DEPTH = 1000
 MAX_SEED = 2 ** 63 - 1
 
@@ -61,7 +61,10 @@ _EVAL = {
 }
 _UBFM = {**_BUDGET, **_EVAL,
          "decision": Key(str, "best", "final move: best action or the safe decision", ("best", "safe")),
-         "max_nodes": Key(int, 2_000_000, "memory cap of the search tree (states)", lo=MIN_NODES,
+         "max_mb": Key(float, 1024.0, "memory cap of the search table in megabytes (about "
+                                      "80 bytes a state); when full, the least visited parts are cut back",
+                       lo=0.0, hi=MAX_MB, lo_open=True),
+         "max_nodes": Key(int, None, "optional cap on the number of states in the table", lo=16,
                           hi=MAX_NODES)}
 _MINIBAL = {**_UBFM,
             "proven_wins": Key(bool, False, "always play a resolved winning action when one exists"),
@@ -81,7 +84,10 @@ ALGORITHMS: dict[str, tuple[str, dict[str, Key]]] = {
     "descent": ("Descent Minimax: best-first down to terminal states each iteration", _UBFM),
     "mcts": ("MCTS / UCT without evaluation (random playouts)",
              {**_BUDGET, "c": Key(float, math.sqrt(2), "UCB1 exploration constant", lo=0.0, hi=1e6),
-              "max_nodes": Key(int, 4_000_000, "memory cap of the tree", lo=MIN_NODES, hi=MAX_NODES)}),
+              "max_mb": Key(float, 1024.0, "memory cap of the tree in megabytes (40 bytes a node); "
+                                           "when full, leaves are played out without expanding",
+                            lo=0.0, hi=MAX_MB, lo_open=True),
+              "max_nodes": Key(int, None, "optional cap on the number of nodes", lo=1, hi=MAX_NODES)}),
     "alphabeta": ("alpha-beta, iterative deepening, transposition table, move ordering", _AB),
     "hybrid": ("Hybrid Minimax-MCTS: alpha-beta valuing leaves by k random playouts",
                {**{k: v for k, v in _AB.items() if k != "net"},
@@ -197,10 +203,6 @@ def make_agent(text: str, game) -> "Agent":
     import games
     info = games.load(game)
     name, opts = parse_agent(text)
-    for o in (opts, opts.get("base_options") or {}):
-        if o.get("max_nodes") is not None and o["max_nodes"] < 4 * info.branching:
-            raise AgentSpecError(f"agent {text!r}: max_nodes={o['max_nodes']} is too small for "
-                                 f"{info.spec} (at least {4 * info.branching}: 4 x its branching)")
     if name == "random":
         return RandomAgent(info, text, opts)
     if name == "gaussian":
@@ -272,6 +274,21 @@ class Agent:
     def analyse(self, state) -> list:
         raise NotImplementedError
 
+    # How the last move was searched (read by descent.match): ``iterations`` run, ``asked``
+    # (the iteration budget, None for a time budget), ``cut_short`` (the search stopped before its
+    # budget because its table was full) and ``memory_full`` (the table reached its cap).
+    last_move: dict | None = None
+
+    def _note_search(self, search, asked=None) -> None:
+        self.last_move = {"iterations": search.last_iterations, "asked": asked,
+                          "cut_short": bool(getattr(search, "last_cut_short", False)),
+                          "memory_full": bool(search.memory_full)}
+
+    @staticmethod
+    def _check_not_over(state) -> None:
+        if state.is_game_over():
+            raise GameError(f"no move to choose: the game is over ({state.position()!r})")
+
     def _budget(self, default_time: float = 1.0) -> dict:
         t, it = self.opts.get("time"), self.opts.get("iterations")
         if t is None and it is None:
@@ -292,6 +309,7 @@ class RandomAgent(Agent):
         self.reset()
 
     def choose(self, state) -> int:
+        self._check_not_over(state)
         return self.rng.choice(state.legal_actions_list())
 
     def analyse(self, state) -> list:
@@ -314,7 +332,35 @@ class BestFirstAgent(Agent):
             self.game, rule=rule, descent=self.name == "descent",
             evaluator=_evaluator(self.opts, self.seed, self.game), decision=self.opts["decision"],
             take_proven_wins=self.opts.get("proven_wins", False),
-            proven_win_depth=self.opts.get("proven_depth", -1), max_nodes=self.opts["max_nodes"])
+            proven_win_depth=self.opts.get("proven_depth", -1), max_nodes=self.opts["max_nodes"],
+            max_mb=self.opts["max_mb"])
+
+    def choose(self, state) -> int:
+        self._check_not_over(state)
+        return self.rng.choice(state.legal_actions_list())
+
+    def analyse(self, state) -> list:
+        return [{"action": a, "value": 0.0, "completion": 0, "resolved": False, "count": 0}
+                for a in state.legal_actions_list()]
+
+
+class BestFirstAgent(Agent):
+    """Unbounded Minimax / Minibal_n / Minibal_+ / Descent over one engine."""
+
+    def __init__(self, game, spec, opts, name):
+        super().__init__(game, spec, opts)
+        self.name = name
+        self.reset()
+
+    def reset(self, seed=None):
+        super().reset(seed)
+        rule = self.name if self.name in ("minibal_n", "minibal_plus") else "minimax"
+        self.search = BestFirstSearch(
+            self.game, rule=rule, descent=self.name == "descent",
+            evaluator=_evaluator(self.opts, self.seed, self.game), decision=self.opts["decision"],
+            take_proven_wins=self.opts.get("proven_wins", False),
+            proven_win_depth=self.opts.get("proven_depth", -1), max_nodes=self.opts["max_nodes"],
+            max_mb=self.opts["max_mb"])
 
     def _searched(self, state, then):
         """Search ``state`` and return ``then(state)``; a table left full by the previous moves
@@ -329,13 +375,20 @@ class BestFirstAgent(Agent):
                 self.reset()
 
     def choose(self, state) -> int:
-        return self._searched(state, self.search_best)
+        self._check_not_over(state)
+        budget = self._budget()
+        self.search.search(state, **budget)
+        action = self.search.best_action(state)
+        self._note_search(self.search, budget["iterations"] or None)
+        return action
 
     def analyse(self, state) -> list:
-        return self._searched(state, lambda s: self.search.analyse(s))
-
-    def search_best(self, state) -> int:
-        return self.search.best_action(state)
+        if state.is_game_over():
+            return []
+        budget = self._budget()
+        self.search.search(state, **budget)
+        self._note_search(self.search, budget["iterations"] or None)
+        return self.search.analyse(state)
 
 
 class AlphaDDAAgent(Agent):
@@ -354,7 +407,7 @@ class AlphaDDAAgent(Agent):
         self.values: list[float] = []
         self.search = BestFirstSearch(
             self.game, rule="minimax", evaluator=_evaluator(self.opts, self.seed, self.game),
-            decision=self.opts["decision"], max_nodes=self.opts["max_nodes"])
+            decision=self.opts["decision"], max_nodes=self.opts["max_nodes"], max_mb=self.opts["max_mb"])
 
     def budget(self) -> int:
         recent = self.values[-self.opts["history"]:]
@@ -363,12 +416,20 @@ class AlphaDDAAgent(Agent):
         return int(max(1, min(self.opts["max_iterations"], n)))
 
     def choose(self, state) -> int:
-        self.search.search(state, iterations=self.budget())
+        self._check_not_over(state)
+        n = self.budget()
+        self.search.search(state, iterations=n)
         self.values.append(self.search.root_info(state)["value"])
-        return self.search.best_action(state)
+        action = self.search.best_action(state)
+        self._note_search(self.search, n)
+        return action
 
     def analyse(self, state) -> list:
-        self.search.search(state, iterations=self.budget())
+        if state.is_game_over():
+            return []
+        n = self.budget()
+        self.search.search(state, iterations=n)
+        self._note_search(self.search, n)
         return self.search.analyse(state)
 
 
@@ -379,14 +440,23 @@ class MCTSAgent(Agent):
 
     def reset(self, seed=None):
         super().reset(seed)
-        self.search = MCTS(self.game, c=self.opts["c"], seed=self.seed, max_nodes=self.opts["max_nodes"])
+        self.search = MCTS(self.game, c=self.opts["c"], seed=self.seed, max_nodes=self.opts["max_nodes"],
+                           max_mb=self.opts["max_mb"])
 
     def choose(self, state) -> int:
-        self.search.search(state, **self._budget())
-        return self.search.best_action(state)
+        self._check_not_over(state)
+        budget = self._budget()
+        self.search.search(state, **budget)
+        action = self.search.best_action(state)
+        self._note_search(self.search, budget["iterations"] or None)
+        return action
 
     def analyse(self, state) -> list:
-        self.search.search(state, **self._budget())
+        if state.is_game_over():
+            return []
+        budget = self._budget()
+        self.search.search(state, **budget)
+        self._note_search(self.search, budget["iterations"] or None)
         return self.search.analyse(state)
 
 
@@ -473,6 +543,7 @@ class GaussianAgent(Agent):
         rows = self.base.analyse(state)
         if not rows:
             return self.base.choose(state)
+        self.last_move = self.base.last_move
         return rows[self.select(self.level_values(rows))]["action"]
 
     def analyse(self, state) -> list:

@@ -412,8 +412,12 @@ def test_tree_is_kept_across_moves_and_reset_between_games():
     b.search(s, iterations=300)
     size = b.size
     s.push(b.best_action(s))
+    kept = b.subtree_size(s)            # the new root's subtree, searched during the first move
+    assert info.branching < kept < size
     b.search(s, iterations=10)
-    assert b.size >= size
+    # the subtree was reused (10 iterations add at most 10 expansions) and the rest freed
+    assert kept <= b.size <= kept + 10 * info.branching
+    assert b.size == b.subtree_size(s)
     b.reset()
     assert b.size == 0
 

@@ -235,7 +235,8 @@ def train_member(job: MemberJob, report=None) -> dict:
     replay.load(counters["games"])
     inference = Inference(model)
     search = BestFirstSearch(info, rule="minimax", descent=True, evaluator=inference.evaluator(),
-                             max_nodes=sp["max_nodes"])
+                             max_nodes=sp["max_nodes"], max_mb=sp.get("max_mb", 1024.0),
+                             keep_tree=True)     # tree learning collects the whole game's tree
     train_step = make_train_step(model, optimizer)
     # trace both compiled functions now, outside the timed loop (nothing is applied)
     spec = tf.TensorSpec((None, *info.planes_shape), tf.float32)
