@@ -183,8 +183,9 @@ cdef class AlphaBeta:
         if s._terminal:
             v = s.terminal_value()
             return v if s._player == 0 else -v
-        e = &self.tt[s._hash & <hash_t>self.tt_mask]
-        if e.key == s._hash and e.depth > 0:
+        cdef hash_t key = s._hash ^ s._hist_key     # history-correct: repetition draws differ by path
+        e = &self.tt[key & <hash_t>self.tt_mask]
+        if e.key == key and e.depth > 0:
             tt_move = e.move
             if e.depth >= depth and ply > 0:
                 # a cutoff from the table: the value may rest on a horizon (no exactness claim)
@@ -201,7 +202,7 @@ cdef class AlphaBeta:
                 return 0.0
             if ply == 0:
                 self.best_root = best
-            self.store(s._hash, v, 1, EXACT, best)
+            self.store(key, v, 1, EXACT, best)
             self.hit_horizon = self.hit_horizon or outer_horizon
             return v
         mv = self.moves + ply * self.stride
@@ -233,11 +234,11 @@ cdef class AlphaBeta:
                 self.stopped = True
                 return 0.0
         if bestv <= a0:
-            self.store(s._hash, bestv, depth, UPPER, best)
+            self.store(key, bestv, depth, UPPER, best)
         elif bestv >= beta:
-            self.store(s._hash, bestv, depth, LOWER, best)
+            self.store(key, bestv, depth, LOWER, best)
         else:
-            self.store(s._hash, bestv, depth, EXACT, best)
+            self.store(key, bestv, depth, EXACT, best)
         self.hit_horizon = self.hit_horizon or outer_horizon
         return bestv
 
