@@ -374,7 +374,7 @@ def test_drawing():
     ("outer_open_gomoku(size=7)", "7/7/7/7/7/7 x", "has 6 rows"),
     ("outer_open_gomoku(size=7)", "7/7/7/7/7/7/7", "must be 'BOARD SIDE"),
     ("outer_open_gomoku(size=7)", "7/7/7/7/7/7/6q x", "unexpected character 'q'"),
-    ("outer_open_gomoku(size=7)", "x7/7/7/7/7/7/7 o", "has 8 squares"),
+    ("outer_open_gomoku(size=7)", "x7/7/7/7/7/7/7 o", "has more than 7 squares"),
     ("outer_open_gomoku(size=7)", "7/7/7/7/7/7/7 z", "side to move 'z'"),
     ("outer_open_gomoku(size=7)", "7/7/7/7/7/7/7 o", "unreachable"),
     ("outer_open_gomoku(size=7)", "xx5/7/7/7/7/7/7 o", "unreachable"),

@@ -193,7 +193,7 @@ def test_specs_the_issue_lists():
 @pytest.mark.parametrize("spec", [
     "mcts:c=nan,iterations=50", "mcts:max_nodes=0", "mcts:max_nodes=-5", "mcts:c=-1",
     "minimax:iterations=99999999999999999999", "alphabeta:depth=99999999999", "alphadda:a=nan",
-    "minimax:max_nodes=16", "mcts:time=inf", "mcts:time=nan", "minimax:time=1e400",
+    "minimax:max_nodes=15", "mcts:time=inf", "mcts:time=nan", "minimax:time=1e400",
     "gaussian:level=custom,mu=5,sigma=0.3", "gaussian:level=custom,mu=0.5,sigma=nan",
     "noisy:noise=nan", "noisy:scale=inf", "mcts:iterations=\uff15", "mcts:iterations=1_000",
     "mcts:iterations=5\u00a0", "minimax:seed=-1"])
