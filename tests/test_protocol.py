@@ -66,6 +66,21 @@ def test_cluster_intervals_cover_the_truth_at_the_nominal_rate(n_units, per_unit
         assert hit_naive / reps < 0.90
 
 
+def test_score_intervals_cover_continuous_clustered_data():
+    """Scores (f_t) are continuous and much less variable than win/loss: the t interval on units."""
+    rng = np.random.default_rng(7)
+    hit, reps = 0, 500
+    for _ in range(reps):
+        eff = rng.normal(0.0, 0.05, 12)
+        vals = np.clip(-0.1 + np.repeat(eff, 4) + rng.normal(0.0, 0.03, 48), -1, 1)
+        iv = cluster_interval(vals, np.repeat(np.arange(12), 4), method="t")
+        hit += iv.low <= -0.1 <= iv.high
+        assert iv.radius < 0.1                      # not the width of a win/loss interval
+    assert 0.92 <= hit / reps <= 0.99, hit / reps
+    same = cluster_interval([-0.2] * 8, [0, 0, 1, 1, 2, 2, 3, 3], method="t")
+    assert same.low < -0.2 < same.high and -1.0 <= same.low
+
+
 def test_extreme_cells_get_sensible_intervals():
     one = cluster_interval([1])
     assert one.mean == 1.0 and one.high == 1.0 and -0.7 < one.low < -0.5     # Wilson, n = 1
