@@ -177,6 +177,9 @@ def pools_summary(run_dir: Path) -> list[str]:
         ci = f"[{100 * lo:+.0f}, {100 * hi:+.0f}]" if lo is not None else f"± {100 * c['early_gain_radius']:.0f}"
         lines.append(f"  {c['early']} vs {c['final']}: early gain {100 * c['early_gain']:+.0f}% {ci} over "
                      f"{c.get('units', '?')} units ({c['games']} games) -> {c.get('verdict', '?')}")
+    if p.get("same_state"):
+        lines.append(f"  early = final training state (one self-play game spanned both milestones): member(s) "
+                     f"{', '.join(str(m) for m in p['same_state'])}")
     for x in p.get("excluded", []):
         lines.append(f"  left out: member {x['member']} (missing milestone(s) {', '.join(x['missing'])})")
     return lines

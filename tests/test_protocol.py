@@ -433,3 +433,21 @@ spec = "tic_tac_toe"
     bad.write_text(exp.read_text().replace("[rank]", "[rank]\nplies = 3"))
     r = descent("experiment", str(bad))
     assert r.returncode == 2 and "unknown key 'rank.plies'" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_milestones_from_the_run_record_and_same_state_flag(tmp_path):
+    from descent.tournament import ProtocolError, select_members
+    (tmp_path / "run.json").write_text(json.dumps({"game": "tic_tac_toe", "milestones": [["a", 1], ["b", 2]]}))
+    for m, games_ in ((0, (1, 5)), (1, (1, 1)), (2, (3,))):
+        d = tmp_path / f"member_{m:02d}"
+        d.mkdir()
+        for name, g in zip("ab", games_):
+            (d / f"milestone_{name}.weights.h5").write_bytes(b"")
+            (d / f"milestone_{name}.json").write_text(json.dumps(
+                {"member": m, "milestone": name, "milestone_seconds": 1.0 if name == "a" else 2.0, "games": g}))
+    sel = select_members(tmp_path, "tic_tac_toe")
+    assert sorted(sel["final"]) == [0, 1] and sel["same_state"] == [1]
+    assert sel["excluded"] == [{"member": 2, "has": ["a"], "missing": ["b"]}]
+    assert sel["early"][0].milestone == "a" and sel["final"][0].milestone == "b" and sel["note"] is None
+    with pytest.raises(ProtocolError, match="a run of tic_tac_toe, not of reversi"):
+        select_members(tmp_path, "reversi")
