@@ -292,8 +292,10 @@ def match(game, agent_a, agent_b, n_games, workers, seed, verbose, ray_address):
     click.echo(f"{info.spec}: A = {agent_a}  vs  B = {agent_b}; {s.games} games, seats alternating")
     click.echo(f"  A wins {s.wins} ({100 * s.wins / s.games:.1f}%), draws {s.draws} "
                f"({100 * s.draws / s.games:.1f}%), losses {s.losses} ({100 * s.losses / s.games:.1f}%)")
-    click.echo(f"  A binary gain {100 * s.gain:+.1f}% +- {100 * s.gain_radius:.1f}; "
-               f"mean score {s.score:+.3f} +- {s.score_radius:.3f} (95%)")
+    g, sc = s.gain_ci, s.score_ci
+    click.echo(f"  A binary gain {100 * s.gain:+.1f}% [{100 * g.low:+.1f}, {100 * g.high:+.1f}]; "
+               f"mean score {s.score:+.3f} [{sc.low:+.3f}, {sc.high:+.3f}] (95%, counting every game "
+               f"as independent)")
     mean_plies = sum(r.plies for r in records) / len(records)
     ta = sum(r.seconds_a for r in records) / max(1, sum(r.plies for r in records) / 2)
     tb = sum(r.seconds_b for r in records) / max(1, sum(r.plies for r in records) / 2)

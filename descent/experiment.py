@@ -169,6 +169,8 @@ def run_experiment(path, runs: str | None = None, report: str | None = None, sta
                  f"{r['opening_plies']} opening plies")
             rank(run_dir, spec, r["agent"], r["games_per_pair"], r["opening_plies"], e["workers"], e["seed"],
                  echo=echo, ray_address=ray_address)
+            from descent.report import pools_summary
+            echo("\n".join(pools_summary(run_dir)))
         if "evaluate" in stages:
             for o in exp["opponents"]:
                 gpp = o.get("games_per_pair", 8)

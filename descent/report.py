@@ -68,7 +68,7 @@ def summarise(rows) -> list[dict]:
                                             budget_value(kv[0][4]))):
         units = [_unit(r) for r in rs]
         g = cluster_interval([r["a_result"] for r in rs], units)
-        s = cluster_interval([r["a_score"] for r in rs], units)
+        s = cluster_interval([r["a_score"] for r in rs], units, method="t")
         out.append(_record(opp, ob, game, alg, budget, g, s, sum(r["a_result"] > 0 for r in rs),
                            sum(r["a_result"] == 0 for r in rs), sum(r["a_result"] < 0 for r in rs)))
     return out
@@ -86,7 +86,7 @@ def average_over_games(records) -> list[dict]:
         if len(rs) < 2:
             continue
         g = average_intervals([r["_g"] for r in rs])
-        s = average_intervals([r["_s"] for r in rs])
+        s = average_intervals([r["_s"] for r in rs], method="t")
         rec = _record(opp, ob, f"average of {len(rs)} games", alg, budget, g, s, 0, 0, 0)
         for k in ("win", "draw", "loss"):
             rec[k] = sum(r[k] for r in rs) / len(rs)
@@ -177,9 +177,24 @@ def pools_summary(run_dir: Path) -> list[str]:
         ci = f"[{100 * lo:+.0f}, {100 * hi:+.0f}]" if lo is not None else f"± {100 * c['early_gain_radius']:.0f}"
         lines.append(f"  {c['early']} vs {c['final']}: early gain {100 * c['early_gain']:+.0f}% {ci} over "
                      f"{c.get('units', '?')} units ({c['games']} games) -> {c.get('verdict', '?')}")
+    if p.get("same_state"):
+        lines.append(f"  early = final training state (one self-play game spanned both milestones): member(s) "
+                     f"{', '.join(str(m) for m in p['same_state'])}")
     for x in p.get("excluded", []):
         lines.append(f"  left out: member {x['member']} (missing milestone(s) {', '.join(x['missing'])})")
     return lines
+
+
+def _current_pairs(run_dir: Path):
+    """The (high net, opponent) label pairs of a run's current pools, or None without pools.json."""
+    path = Path(run_dir) / "pools.json"
+    if not path.exists():
+        return None
+    from descent.tournament import POOLS, ProtocolError
+    from games import validate as v
+    p = v.load_json(path, POOLS, ProtocolError, f"pools file {path}")
+    highs = [h["net"] for h in p.get("high", [])]
+    return {(h, o) for h in highs for o in [x["net"] for x in p.get("low", [])] + ["mcts"]}
 
 
 def _atomic_bytes(path: Path, data: bytes) -> None:
@@ -255,10 +270,16 @@ def _safe(text: str) -> str:
 def make_report(db_paths, out_dir, games: list[str] | None = None) -> dict:
     """Read evaluate rows from the databases; write table.txt, results.csv and PNG figures, one table
     and one set of figures per experiment (opponent kind and budget)."""
-    rows = []
+    rows, stale = [], 0
     for p in db_paths:
         with ResultsDB(p, readonly=True) as db:
-            rows.extend(db.checked_rows("evaluate"))
+            got = db.checked_rows("evaluate")
+        current = _current_pairs(Path(p).parent)
+        if current is not None:
+            keep = [r for r in got if (r["net_a"], r["net_b"]) in current]
+            stale += len(got) - len(keep)
+            got = keep
+        rows.extend(got)
     if games:
         rows = [r for r in rows if r["game"] in games]
     records = summarise(rows)
@@ -287,8 +308,11 @@ def make_report(db_paths, out_dir, games: list[str] | None = None) -> dict:
     ranking = [line for p in db_paths for line in pools_summary(Path(p).parent)]
     if ranking:
         sections.append("== ranking behind the pools\n" + "\n".join(ranking))
+    if stale:
+        sections.append(f"({stale} evaluation match(es) of networks no longer in the pools left out: "
+                        f"the pools were re-ranked after they were played)")
     table = "\n\n".join(sections)
     write_text(out / "table.txt", table + "\n")
     write_csv(records + avg, out / "results.csv")
     clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in records + avg]
-    return {"records": clean, "table": table, "figures": figures, "out": str(out), "matches": len(rows)}
+    return {"records": clean, "table": table, "figures": figures, "out": str(out), "matches": len(rows), "stale": stale}

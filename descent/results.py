@@ -121,11 +121,14 @@ class ResultsDB:
             self.conn = v.open_sqlite_readonly(self.path, ResultsError, ("matches",),
                                                f"results database {self.path}")
             cols = {r[1] for r in self.conn.execute("PRAGMA table_info(matches)")}
-            if set(COLUMNS) - cols:
+            if set(LEGACY_COLUMNS) - cols:
                 self.conn.close()
                 raise ResultsError(f"{self.path}: table 'matches' lacks columns "
-                                   f"{sorted(set(COLUMNS) - cols)}")
+                                   f"{sorted(set(LEGACY_COLUMNS) - cols)}")
+            # an older database read without migrating it: the new columns are derived on reading
+            self._derive = bool(set(NEW_COLUMNS) - cols)
             return
+        self._derive = False
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.conn = sqlite3.connect(self.path, timeout=30)
@@ -175,7 +178,32 @@ class ResultsDB:
                 f"VALUES ({', '.join('?' * len(COLUMNS))})", values)
         return cur.rowcount == 1
 
+    @staticmethod
+    def _derived(row: dict) -> dict:
+        """The columns an older database lacks, as ``_migrate`` would fill them in."""
+        opp = opp_budget = None
+        if row.get("stage") == "evaluate":
+            opp = "mcts" if str(row.get("agent_b")).startswith("mcts") else "pool"
+            parts = str(row.get("match_key")).split("|")
+            opp_budget = parts[6] if len(parts) > 6 else None
+        out = {c: None for c in NEW_COLUMNS}
+        out.update(opponent=opp, opponent_budget=opp_budget, opening="",
+                   unit=f"{row.get('net_a')}|{row.get('net_b')}|")
+        return {**out, **{k: v for k, v in row.items() if k not in out}}
+
     def rows(self, stage: str | None = None, game: str | None = None) -> list[dict]:
+        if self._derive:
+            cols = LEGACY_COLUMNS
+            q = f"SELECT {', '.join(cols)} FROM matches WHERE 1=1"
+            args: list = []
+            if stage:
+                q += " AND stage = ?"
+                args.append(stage)
+            if game:
+                q += " AND game = ?"
+                args.append(game)
+            q += " ORDER BY id"
+            return [self._derived(dict(zip(cols, r))) for r in self.conn.execute(q, args)]
         q = f"SELECT {', '.join(COLUMNS)} FROM matches WHERE 1=1"
         args: list = []
         if stage:

@@ -15,6 +15,8 @@ the intervals here are built on clusters:
   when every game is a win (no variance to estimate) each cluster counts as one binomial trial
   (normal critical value), so 16 clusters of wins give [+61, +100] on the gain scale, 4 give
   [+2, +100] and one game gives [-59, +100], never a radius of 0 or infinity.
+- scores (mean f_t, continuous, often far less variable than the Bernoulli bound) use the
+  cluster-robust t interval itself, clipped to [-1, 1] (``method='t'``).
 
 ``tests/test_protocol.py`` checks the coverage of these intervals on simulated clustered data.
 """
@@ -86,8 +88,14 @@ def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
 
 
 def _from_p(p: float, var: float, games: int, units: int, df: float, level: float, lo: float,
-            hi: float) -> Interval:
+            hi: float, method: str = "wilson") -> Interval:
     q = p * (1.0 - p)
+    span = hi - lo
+    if method == "t" and var > 0.0 and q > 1e-15 and math.isfinite(df) and df > 0:
+        # continuous results (scores): cluster-robust t interval, clipped to the bounds
+        half = _critical(level, df) * math.sqrt(var)
+        return Interval(lo + span * p, lo + span * max(0.0, p - half), lo + span * min(1.0, p + half), games,
+                        units, min(float(games), q / var), var, df, lo, hi)
     if q <= 1e-15:
         # all at a bound: no variance to estimate; each independent unit counts as one binomial trial
         # (normal critical value: Wilson's interval for units successes out of units)
@@ -97,15 +105,17 @@ def _from_p(p: float, var: float, games: int, units: int, df: float, level: floa
     else:
         n_eff = min(float(games), max(1.0, q / var))
     a, b = _wilson(p, n_eff, _critical(level, df))
-    span = hi - lo
     return Interval(lo + span * p, lo + span * a, lo + span * b, games, units, n_eff, var, df, lo, hi)
 
 
 def cluster_interval(values, clusters=None, lo: float = -1.0, hi: float = 1.0,
-                     level: float = 0.95) -> Interval:
-    """Mean of ``values`` (each in [lo, hi]) with a cluster-robust Wilson interval.
+                     level: float = 0.95, method: str = "wilson") -> Interval:
+    """Mean of ``values`` (each in [lo, hi]) with a cluster-robust interval.
 
     ``clusters``: one label per value naming its independent unit (None: every value its own unit).
+    ``method``: 'wilson' for results in {-1, 0, 1} (binary gain); 't' for continuous values
+    (scores), whose variance can be far below the Bernoulli bound: mean +- t(G-1) x the CR1 standard
+    error, clipped to the bounds (Wilson when no variance can be estimated).
     """
     v = np.clip(np.asarray(list(values), dtype=float), lo, hi)
     n = len(v)
@@ -126,10 +136,10 @@ def cluster_interval(values, clusters=None, lo: float = -1.0, hi: float = 1.0,
         df = g - 1.0
     else:
         var, df = float("nan"), float("inf")
-    return _from_p(p, var, n, g, df, level, lo, hi)
+    return _from_p(p, var, n, g, df, level, lo, hi, method)
 
 
-def average_intervals(parts: list[Interval], level: float = 0.95) -> Interval:
+def average_intervals(parts: list[Interval], level: float = 0.95, method: str = "wilson") -> Interval:
     """The mean of independent estimates (e.g. one per game), with its interval: variances add,
     degrees of freedom by Welch-Satterthwaite."""
     parts = [x for x in parts if x.games > 0]
@@ -149,7 +159,8 @@ def average_intervals(parts: list[Interval], level: float = 0.95) -> Interval:
     terms = [(v / (k * k)) ** 2 / (x.df if math.isfinite(x.df) and x.df > 0 else 1e9)
              for v, x in zip(vs, parts)]
     df = (var * var / sum(terms)) if var > 0 and sum(terms) > 0 else float(sum(x.units for x in parts) - k)
-    return _from_p(p, var, sum(x.games for x in parts), sum(x.units for x in parts), df, level, lo, hi)
+    return _from_p(p, var, sum(x.games for x in parts), sum(x.units for x in parts), df, level, lo, hi,
+                   method)
 
 
 @dataclass(frozen=True)
@@ -172,6 +183,6 @@ class MatchSummary:
     def from_results(cls, binaries, scores, clusters=None) -> "MatchSummary":
         binaries, scores = list(binaries), list(scores)
         g = cluster_interval(binaries, clusters)
-        s = cluster_interval(scores, clusters)
+        s = cluster_interval(scores, clusters, method="t")
         return cls(len(binaries), sum(1 for b in binaries if b > 0), sum(1 for b in binaries if b == 0),
                    sum(1 for b in binaries if b < 0), g.mean, g.radius, s.mean, s.radius, g, s)

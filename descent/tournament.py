@@ -50,6 +50,7 @@ class Net:
     milestone: str
     seconds: float
     path: str
+    games: int | None = None       # self-play games behind the checkpoint (from its metadata)
 
     @property
     def label(self) -> str:
@@ -85,7 +86,8 @@ def find_nets(run_dir: Path, game: str) -> dict[int, list[Net]]:
         if not weights.exists() or "member" not in meta or "milestone" not in meta:
             continue
         out.setdefault(meta["member"], []).append(
-            Net(meta["member"], meta["milestone"], meta.get("milestone_seconds", 0.0), str(weights)))
+            Net(meta["member"], meta["milestone"], meta.get("milestone_seconds", 0.0), str(weights),
+                meta.get("games")))
     for nets in out.values():
         nets.sort(key=lambda n: n.seconds)
     return dict(sorted(out.items()))
@@ -122,7 +124,11 @@ def select_members(run_dir: Path, game: str) -> dict:
             excluded.append({"member": m, "has": sorted(have), "missing": missing})
             continue
         early[m], final[m] = have[names[0]], have[names[-1]]
-    return {"milestones": names, "early": early, "final": final, "excluded": excluded, "note": note}
+    # a game longer than the gap between milestones writes both from the same training state
+    same = [m for m in early if early[m].games is not None and early[m].games == final[m].games
+            and early[m].path != final[m].path]
+    return {"milestones": names, "early": early, "final": final, "excluded": excluded, "note": note,
+            "same_state": same}
 
 
 def _join(spec: str, extra: str) -> str:
@@ -247,6 +253,10 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
     for x in sel["excluded"]:
         echo(f"left out: member {x['member']} has not reached milestone(s) {', '.join(x['missing'])} "
              f"(has {', '.join(x['has']) or 'none'}); continue its training with `descent train`")
+    for m in sel["same_state"]:
+        echo(f"warning: member {m}'s {sel['early'][m].milestone} and {sel['final'][m].milestone} checkpoints "
+             f"come from the same training state ({sel['early'][m].games} self-play game(s)): its early "
+             f"checkpoint is not weaker")
     final, early = sel["final"], sel["early"]
     members = sorted(final)
     if len(members) < 2:
@@ -299,6 +309,7 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
                   "high_vs_low_units": cross.units, "separated": bool(split["margin_low"] > 0)})
     pools = {"game": game, "agent": agent, "games_per_pair": games_per_pair, "opening_plies": opening_plies,
              "seed": seed, "milestones": sel["milestones"], "excluded": sel["excluded"],
+             "same_state": sel["same_state"],
              "ranking": table, "split": split,
              "high": [{"member": m, "net": final[m].label, "path": final[m].path} for m in high],
              "low": [{"member": m, "net": early[m].label, "path": early[m].path,

@@ -66,6 +66,21 @@ def test_cluster_intervals_cover_the_truth_at_the_nominal_rate(n_units, per_unit
         assert hit_naive / reps < 0.90
 
 
+def test_score_intervals_cover_continuous_clustered_data():
+    """Scores (f_t) are continuous and much less variable than win/loss: the t interval on units."""
+    rng = np.random.default_rng(7)
+    hit, reps = 0, 500
+    for _ in range(reps):
+        eff = rng.normal(0.0, 0.05, 12)
+        vals = np.clip(-0.1 + np.repeat(eff, 4) + rng.normal(0.0, 0.03, 48), -1, 1)
+        iv = cluster_interval(vals, np.repeat(np.arange(12), 4), method="t")
+        hit += iv.low <= -0.1 <= iv.high
+        assert iv.radius < 0.1                      # not the width of a win/loss interval
+    assert 0.92 <= hit / reps <= 0.99, hit / reps
+    same = cluster_interval([-0.2] * 8, [0, 0, 1, 1, 2, 2, 3, 3], method="t")
+    assert same.low < -0.2 < same.high and -1.0 <= same.low
+
+
 def test_extreme_cells_get_sensible_intervals():
     one = cluster_interval([1])
     assert one.mean == 1.0 and one.high == 1.0 and -0.7 < one.low < -0.5     # Wilson, n = 1
@@ -418,3 +433,21 @@ spec = "tic_tac_toe"
     bad.write_text(exp.read_text().replace("[rank]", "[rank]\nplies = 3"))
     r = descent("experiment", str(bad))
     assert r.returncode == 2 and "unknown key 'rank.plies'" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_milestones_from_the_run_record_and_same_state_flag(tmp_path):
+    from descent.tournament import ProtocolError, select_members
+    (tmp_path / "run.json").write_text(json.dumps({"game": "tic_tac_toe", "seed": 0, "config": {}, "milestones": [["a", 1], ["b", 2]]}))
+    for m, games_ in ((0, (1, 5)), (1, (1, 1)), (2, (3,))):
+        d = tmp_path / f"member_{m:02d}"
+        d.mkdir()
+        for name, g in zip("ab", games_):
+            (d / f"milestone_{name}.weights.h5").write_bytes(b"")
+            (d / f"milestone_{name}.json").write_text(json.dumps(
+                {"member": m, "milestone": name, "milestone_seconds": 1.0 if name == "a" else 2.0, "games": g}))
+    sel = select_members(tmp_path, "tic_tac_toe")
+    assert sorted(sel["final"]) == [0, 1] and sel["same_state"] == [1]
+    assert sel["excluded"] == [{"member": 2, "has": ["a"], "missing": ["b"]}]
+    assert sel["early"][0].milestone == "a" and sel["final"][0].milestone == "b" and sel["note"] is None
+    with pytest.raises(ProtocolError, match="a run of tic_tac_toe, not of reversi"):
+        select_members(tmp_path, "reversi")
