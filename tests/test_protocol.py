@@ -444,7 +444,7 @@ def test_milestones_from_the_run_record_and_same_state_flag(tmp_path):
         for name, g in zip("ab", games_):
             (d / f"milestone_{name}.weights.h5").write_bytes(b"")
             (d / f"milestone_{name}.json").write_text(json.dumps(
-                {"member": m, "milestone": name, "milestone_seconds": 1.0 if name == "a" else 2.0, "games": g}))
+                {"game": "tic_tac_toe", "member": m, "milestone": name, "milestone_seconds": 1.0 if name == "a" else 2.0, "games": g}))
     sel = select_members(tmp_path, "tic_tac_toe")
     assert sorted(sel["final"]) == [0, 1] and sel["same_state"] == [1]
     assert sel["excluded"] == [{"member": 2, "has": ["a"], "missing": ["b"]}]
