@@ -50,7 +50,8 @@ class TFInference(InferenceBase):
 
     def __init__(self, model):
         super().__init__(model)
-        import tensorflow as tf
+        from training import import_tensorflow
+        tf = import_tensorflow()
         self._fn = tf.function(lambda x: model(x, training=False),
                                input_signature=[tf.TensorSpec((None, *self.shape), tf.float32)],
                                reduce_retracing=True)
@@ -251,7 +252,8 @@ class OnnxInference(InferenceBase):
 
 
 def gpu_available() -> bool:
-    import tensorflow as tf
+    from training import import_tensorflow
+    tf = import_tensorflow()
     try:
         return bool(tf.config.list_physical_devices("GPU"))
     except Exception:
