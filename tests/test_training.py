@@ -100,54 +100,99 @@ def test_selfplay_game_is_reproducible():
     np.testing.assert_array_equal(g1["y"], g2["y"])
 
 
+def tensorboard_steps(mdir: Path) -> dict:
+    """step -> sorted list of the scalar tags the event files hold for it (repeats kept)."""
+    from training.trainer import _logged_scalars
+    import tensorflow as tf
+    from tensorflow.core.util import event_pb2
+    out = {}
+    for path in sorted((mdir / "tensorboard").glob("events.out.tfevents.*")):
+        for raw in tf.data.TFRecordDataset(str(path)):
+            ev = event_pb2.Event.FromString(raw.numpy())
+            for v in ev.summary.value:
+                out.setdefault(int(ev.step), []).append(v.tag)
+    assert set(_logged_scalars(mdir / "tensorboard")) == {(s, t) for s, ts in out.items() for t in ts}
+    return {s: sorted(t) for s, t in out.items()}
+
+
 def test_train_kill_resume(tmp_path, tiny_config):
+    """Kills aimed at exact points (DESCENT_CRASH_AT, a SIGKILL of the process itself) with game
+    budgets: every counted game keeps exactly one log line and one set of TensorBoard scalars,
+    temporary files of killed writes are removed, and the run continues without duplicates."""
+    from training.network import read_meta
+    from training.trainer import SCALARS
     run = tmp_path / "run"
-    args = ["train", "tic_tac_toe", "--config", str(tiny_config), "--out", str(run)]
-    p = subprocess.Popen([sys.executable, "-m", "descent", *args], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, env=ENV)
-    deadline = time.time() + 120
-    while len(log_records(run)) < 8 and time.time() < deadline and p.poll() is None:
-        time.sleep(0.05)
-    os.kill(p.pid, signal.SIGKILL)
-    p.wait()
-    before = log_records(run)
-    assert len(before) >= 8, "the run did not get going"
+    mdir = run / "member_00"
+    args = ["train", "tic_tac_toe", "--config", str(tiny_config), "--out", str(run),
+            "--budget", "1h", "--milestones", "0.001s,1h"]
+
+    def train(games, crash=None):
+        env = dict(ENV, DESCENT_CRASH_AT=crash) if crash else ENV
+        return subprocess.run([sys.executable, "-m", "descent", *args, "--max-games", str(games)],
+                              capture_output=True, text=True, env=env, timeout=300)
+
+    def counted():
+        return read_meta(mdir / "latest.h5")["counters"]["games"]
+
+    # 1. killed after game 3 is saved (counted) but before its log line and scalars
+    r = train(5, "state_saved:3")
+    assert r.returncode == -signal.SIGKILL
+    assert counted() == 3 and [rec["game"] for rec in log_records(run)] == [1, 2]
+    pending = read_meta(mdir / "latest.h5")["record"]
+    assert pending["game"] == 3
+    assert (mdir / "milestone_0.001s.weights.h5").exists()
     # a second process is refused while a run holds the lock
     from training.run import RunLock
     with RunLock(run):
         r = descent(*args)
     assert r.returncode == 2 and "another process is training this run" in r.stderr
     assert r.stderr.count("\n") == 1
-    # rerun: continues and finishes
-    r = descent(*args)
+    # leftovers of killed writes elsewhere (a json, a replay file, run.json's)
+    planted = [mdir / ".milestone_1h.json.tmp4242", mdir / "replay" / ".g00000009.h5.tmp4242",
+               run / ".run.json.tmp4242"]
+    for p in planted:
+        p.write_bytes(b"partial")
+    # 2. resumes (game 3's line comes back from the state), killed inside the write of game 5's
+    # state: its temporary file stays behind
+    r = train(5, "tmp_written.latest.h5:2")
+    assert r.returncode == -signal.SIGKILL
+    assert counted() == 4 and [rec["game"] for rec in log_records(run)] == [1, 2, 3, 4]
+    assert log_records(run)[2] == pending
+    assert not any(p.exists() for p in planted)
+    assert len(list(mdir.glob(".latest.h5.tmp*"))) == 1
+    # 3. killed after game 5's log line, before its scalars
+    r = train(5, "log_written:1")
+    assert r.returncode == -signal.SIGKILL
+    assert counted() == 5 and [rec["game"] for rec in log_records(run)] == [1, 2, 3, 4, 5]
+    assert not list(mdir.glob(".latest.h5.tmp*"))
+    # 4. resumes and plays to 30 games
+    r = train(25)
     assert r.returncode == 0, r.stderr
     after = log_records(run)
     ids = [rec["game"] for rec in after]
-    assert ids == list(range(1, len(ids) + 1)), "game counter must be continuous, no duplicates"
-    assert after[-1]["train_seconds"] >= 6.0
+    assert ids == list(range(1, 31)), "one line per counted game, no duplicates"
+    assert counted() == 30
+    assert tensorboard_steps(mdir) == {g: sorted(SCALARS) for g in ids}, \
+        "every game's scalars exactly once"
     times = [rec["train_seconds"] for rec in after]
     assert times == sorted(times)
-    mdir = run / "member_00"
-    for ms in ("2s", "6s"):
-        meta = json.loads((mdir / f"milestone_{ms}.json").read_text())
-        assert meta["milestone"] == ms and meta["game"] == "tic_tac_toe"
-        assert (mdir / f"milestone_{ms}.weights.h5").exists()
-    from training.network import read_meta
-    state = read_meta(mdir / "latest.h5")
-    assert state["counters"]["games"] == len(ids)
     assert not list(run.rglob(".*.tmp*")), "temporary files left behind"
     replay_ids = sorted(int(p.stem[1:]) for p in (mdir / "replay").glob("g*.h5"))
-    assert replay_ids == list(range(max(1, len(ids) - 30 + 1), len(ids) + 1))
-    # the loss goes down as the network learns tic-tac-toe's values
+    assert replay_ids == list(range(1, 31))
+    # the loss goes down as the network learns tic-tac-toe's values (a game budget, not time)
     losses = [rec["loss"] for rec in after if rec["loss"] == rec["loss"]]
-    k = max(3, len(losses) // 4)
-    assert np.mean(losses[-k:]) < np.mean(losses[:k])
-    # listing
+    assert len(losses) == 30
+    assert np.mean(losses[-8:]) < 0.9 * np.mean(losses[:8])
+    # a finished run (budget reached): rerunning it does nothing more
+    args[args.index("--budget") + 1] = "0.002s"
+    args[args.index("--milestones") + 1] = "0.001s,0.002s"
+    r = train(0)
+    assert r.returncode == 0, r.stderr
+    assert log_records(run) == after and counted() == 30
+    meta = json.loads((mdir / "milestone_0.002s.json").read_text())
+    assert meta["milestone"] == "0.002s" and meta["game"] == "tic_tac_toe" and meta["games"] == 30
     r = descent("checkpoints", "--out", str(run))
-    assert r.returncode == 0 and "milestone_6s.weights.h5" in r.stdout
-    # rerunning a finished run does nothing more
-    r = descent(*args)
-    assert r.returncode == 0 and log_records(run) == after
+    assert r.returncode == 0 and "milestone_0.002s.weights.h5" in r.stdout
 
 
 def test_corrupt_files_are_named(tmp_path, tiny_config):
@@ -208,3 +253,144 @@ def test_parallel_members(tmp_path, tiny_config):
     w0 = (run / "member_00" / "latest.h5").read_bytes()
     w1 = (run / "member_01" / "latest.h5").read_bytes()
     assert w0 != w1       # different seeds, different networks
+
+
+def _replay_with_games(tmp_path, sizes, shape=(3, 3, 2), seed=0):
+    from training.replay import ReplayBuffer
+    rng = np.random.default_rng(seed)
+    replay = ReplayBuffer(tmp_path / "replay", len(sizes), shape)
+    xs, ys = [], []
+    for gid, n in enumerate(sizes, 1):
+        x = rng.integers(0, 2, (n, *shape)).astype(np.float32)
+        y = np.arange(sum(sizes[:gid - 1]), sum(sizes[:gid]), dtype=np.float32)   # y = global index
+        replay.add(gid, x, y, np.zeros(n, np.int32), {"result": 0, "plies": 1})
+        xs.append(x)
+        ys.append(y)
+    return replay, np.concatenate(xs), np.concatenate(ys)
+
+
+def test_replay_sampling_fraction(tmp_path):
+    """sigma of the window by index, uniform without replacement, at least min_sample, decoded
+    exactly from the bit-packed memory."""
+    from training.replay import bytes_per_example
+    sizes = [300, 50, 650, 1000]
+    replay, x_all, y_all = _replay_with_games(tmp_path, sizes)
+    n = sum(sizes)
+    assert replay.size == n and replay.nbytes == n * bytes_per_example((3, 3, 2)) == n * 7
+    rng = np.random.default_rng(1)
+    for fraction, min_size, k in ((0.04, 10, 80), (0.04, 128, 128), (0.5, 10, 1000), (1.0, 1, n),
+                                  (0.001, 1, 2)):
+        idx = replay.sample_indices(fraction, min_size, rng)
+        assert len(idx) == k and len(np.unique(idx)) == k and idx.min() >= 0 and idx.max() < n
+    # decoding: the planes and targets of exactly those examples
+    idx = replay.sample_indices(0.1, 1, rng)
+    x, y = replay.gather(idx)
+    np.testing.assert_array_equal(y, idx.astype(np.float32))
+    np.testing.assert_array_equal(x, x_all[idx])
+    # uniform: every example is drawn with probability sigma (binomial bounds over 400 draws),
+    # the games' shares follow their sizes, and the order is random
+    counts = np.zeros(n)
+    draws, fraction = 400, 0.04
+    firsts = []
+    for _ in range(draws):
+        idx = replay.sample_indices(fraction, 1, rng)
+        counts[idx] += 1
+        firsts.append(idx[0])
+    p = fraction
+    sd = np.sqrt(draws * p * (1 - p))
+    assert abs(counts.mean() - draws * p) < 1e-9          # exactly k = sigma * n per draw
+    assert np.all(np.abs(counts - draws * p) < 5.5 * sd)  # no example favoured or starved
+    bounds = np.cumsum([0] + sizes)
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        share = counts[a:b].sum() / counts.sum()
+        assert abs(share - (b - a) / n) < 0.01
+    assert np.std(firsts) > 0.2 * n                       # the first index is not the smallest
+    # the window slides: only the last `window` games are kept, in memory and on disk
+    replay.add(5, x_all[:10], np.zeros(10, np.float32), np.zeros(10, np.int32), {})
+    assert sorted(replay.games) == [2, 3, 4, 5] and replay.size == n - 300 + 10
+    assert sorted(replay.files()) == [2, 3, 4, 5]
+
+
+def test_replay_files_old_format_and_float_planes(tmp_path):
+    """Version-1 files (float32 planes) still load (packed in memory when 0/1); planes that are not
+    0/1 (tree_game's heuristic plane) stay float32; a bad packed file is named."""
+    import h5py
+    from training.network import CheckpointError
+    from training.replay import ReplayBuffer
+    rng = np.random.default_rng(0)
+    d = tmp_path / "replay"
+    d.mkdir()
+    x1 = rng.integers(0, 2, (20, 3, 3, 2)).astype(np.float32)
+    with h5py.File(d / "g00000001.h5", "w") as f:          # as the previous version wrote them
+        f.create_dataset("x", data=x1, compression="lzf", chunks=True)
+        f.create_dataset("y", data=np.linspace(-1, 1, 20, dtype=np.float32))
+        f.create_dataset("ply", data=np.zeros(20, np.int32))
+        f.attrs["game_id"] = 1
+    replay = ReplayBuffer(d, 10, (3, 3, 2))
+    replay.load(1)
+    assert replay.games[1].packed and replay.nbytes == 20 * 7
+    x, y = replay.gather(np.arange(20))
+    np.testing.assert_array_equal(x, x1)
+    xf = rng.normal(size=(5, 3, 3, 2)).astype(np.float32)
+    replay.add(2, xf, np.zeros(5, np.float32), np.zeros(5, np.int32), {})
+    assert not replay.games[2].packed
+    again = ReplayBuffer(d, 10, (3, 3, 2))
+    again.load(2)
+    np.testing.assert_array_equal(again.gather(np.arange(20, 25))[0], xf)
+    with h5py.File(d / "g00000002.h5", "r+") as f:
+        f.attrs["format"] = "descent-replay-9"
+        f.create_dataset("planes", data=np.zeros((5, 3), np.uint8))
+    with pytest.raises(CheckpointError, match="g00000002.h5"):
+        ReplayBuffer(d, 10, (3, 3, 2)).load(2)
+
+
+def test_augmentation_in_the_trainer(tmp_path):
+    """With augment on, every training example is a symmetric image of a replay example (target
+    unchanged) and every symmetry of the game is used; with it off, the examples are unchanged."""
+    from games.symmetry import transform_planes
+    from training.trainer import training_batches
+    shape = (6, 6, 2)
+    replay, x_all, y_all = _replay_with_games(tmp_path, [200, 200], shape)
+    syms = games.load("reversi(size=6)").symmetries
+    assert len(syms) == 4
+    rng = np.random.default_rng(3)
+    idx = replay.sample_indices(0.5, 1, rng)
+    used = set()
+    seen = 0
+    for bx, by in training_batches(replay, idx, 32, syms, True, rng):
+        for xi, yi in zip(bx, by):
+            orig = x_all[int(yi)]                      # y is the example's window index
+            images = [s for s in syms if np.array_equal(xi, transform_planes(orig, s))]
+            assert images, "an augmented example is not an image of its replay example"
+            if not np.array_equal(xi, orig):
+                used.update(images)
+            seen += 1
+    assert seen == len(idx)
+    assert used == set(syms) - {0}, f"symmetries used: {sorted(used)}"
+    for bx, by in training_batches(replay, idx, 32, syms, False, rng):
+        np.testing.assert_array_equal(bx, x_all[by.astype(int)])
+
+
+def test_tree_learning_targets_both_players():
+    """The targets are from the mover's point of view for BOTH players: on a solved tic-tac-toe
+    tree, a terminal state won by the player who just moved is < 0 for the mover, whoever won,
+    and a state whose mover can complete a line at once is > 0, whoever is to move."""
+    from search_ext.bestfirst import BestFirstSearch
+    info = games.load("tic_tac_toe")
+    b = BestFirstSearch(info, descent=True)
+    s = info.new_state()
+    b.search(s, iterations=20000)
+    assert b.root_info(s)["resolved"]
+    x, y = b.collect_examples(s)
+    lines = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
+    checked = {("lost", "x"): 0, ("lost", "o"): 0, ("wins", "x"): 0, ("wins", "o"): 0}
+    for planes, v in zip(x, y):
+        mine, theirs = planes[..., 0].reshape(-1), planes[..., 1].reshape(-1)
+        mover = "x" if mine.sum() == theirs.sum() else "o"
+        if any(theirs[list(ln)].all() for ln in lines):            # the opponent just won
+            assert v < 0, (planes, v)
+            checked[("lost", mover)] += 1
+        elif any(mine[list(ln)].sum() == 2 and not theirs[list(ln)].any() for ln in lines):
+            assert v > 0, (planes, v)
+            checked[("wins", mover)] += 1
+    assert all(n > 0 for n in checked.values()), checked

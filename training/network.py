@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import h5py
@@ -110,7 +111,49 @@ def atomic_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp{os.getpid()}")
 
 
+_TMP_NAME = re.compile(r"^\..+\.tmp\d+$")
+
+
+def clean_temp_files(directory: Path, recursive: bool = False) -> list[Path]:
+    """Remove the temporary files (``.<name>.tmp<PID>``, see ``atomic_path``) that writes killed
+    before their rename left in ``directory``. Call it only while holding the directory (the run
+    lock): a live writer's temporary file would go too. Returns what was removed."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return []
+    found = directory.rglob(".*.tmp*") if recursive else directory.glob(".*.tmp*")
+    removed = []
+    for p in found:
+        if _TMP_NAME.match(p.name) and p.is_file():
+            p.unlink(missing_ok=True)
+            removed.append(p)
+    return removed
+
+
+_CRASH_COUNTS: dict = {}
+
+
+def crash_point(name: str) -> None:
+    """A test hook: ``DESCENT_CRASH_AT=<name>:<n>`` kills this process (SIGKILL, like ``kill -9``)
+    the n-th time it reaches the point ``name`` (n = 1 if omitted), so kill tests aim at an exact
+    point instead of a moment. Points: ``tmp_written`` (a temporary file written, not yet renamed;
+    ``tmp_written.<file name>`` for one file), and the trainer's ``replay_written``,
+    ``state_saved``, ``log_written``. Without the variable it does nothing."""
+    spec = os.environ.get("DESCENT_CRASH_AT")
+    if not spec:
+        return
+    target, _, count = spec.partition(":")
+    if target != name:
+        return
+    _CRASH_COUNTS[name] = _CRASH_COUNTS.get(name, 0) + 1
+    if _CRASH_COUNTS[name] == int(count or 1):
+        import signal
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def _fsync_replace(tmp: Path, path: Path) -> None:
+    crash_point("tmp_written")
+    crash_point(f"tmp_written.{path.name}")
     with open(tmp, "rb") as f:
         os.fsync(f.fileno())
     os.replace(tmp, path)

@@ -1,19 +1,52 @@
-"""The replay buffer on disk: one HDF5 file per self-play game, the last ``window`` games kept.
+"""The replay buffer: the examples of the last ``window`` games, compact in memory, one HDF5 file
+per self-play game on disk.
 
-Layout of ``<member>/replay/g<GAME:08d>.h5`` (readable with h5py):
+Memory
+------
+Every game's encoding (``State.encode_planes``) is 0/1 except the synthetic ``tree_game``, so the
+planes of a game are stored bit-packed: one example of planes shape (H, W, C) takes
+``ceil(H*W*C / 8)`` bytes of planes plus 4 bytes of target, instead of ``4*H*W*C + 4`` as float32
+(a game whose planes are not all 0/1 keeps float32). Training samples a fraction sigma of the window
+by index (``sample_indices``) and decodes only one minibatch at a time (``gather``): nothing is
+concatenated, and the sampling itself needs O(sample) memory, not O(window).
+
+===========================  ==============  ==============
+ game (planes shape)          float32 before  bit-packed now
+===========================  ==============  ==============
+ tic_tac_toe (3, 3, 2)        76 B            7 B
+ reversi(size=6) (6, 6, 2)    292 B           13 B
+ reversi (8, 8, 2)            516 B           20 B
+ connect6(size=9) (9, 9, 3)   976 B           35 B
+ chess (8, 8, 19)             4868 B          156 B
+===========================  ==============  ==============
+
+(``bytes_per_example(planes_shape)`` computes the figure for any game.) Before, sampling also
+concatenated the whole window every game, a transient second copy of it.
+
+Files
+-----
+Layout of ``<member>/replay/g<GAME:08d>.h5`` (readable with h5py), format ``descent-replay-2``:
 
 =================  ==========================  ===============================================
  dataset / attr     shape, type                 meaning
 =================  ==========================  ===============================================
- ``x``              (n, H, W, C) float32        encoded states (the mover's point of view)
+ ``planes``         (n, ceil(H*W*C/8)) uint8    encoded states (the mover's point of view),
+                                                each flattened in (H, W, C) C order and packed
+                                                with ``numpy.packbits`` (big bit order)
+ ``x``              (n, H, W, C) float32        instead of ``planes`` when the planes are not
+                                                all 0/1 (and in ``descent-replay-1`` files)
  ``y``              (n,) float32                backed-up value, the mover's point of view
  ``ply``            (n,) int32                  ply of the state (distance from the game start
                                                 for tree states: the root's ply + depth)
+ attr ``format``    str                         ``descent-replay-2`` (absent in version 1)
+ attr ``planes_shape`` (3,) int                 (H, W, C)
  attr ``game_id``   int                         1-based index of the game in this member's run
  attr ``result``    int                         b_t of the game, first player's point of view
  attr ``plies``     int                         length of the game
  attr ``game``      str                         the game spec (and ``version``)
 =================  ==========================  ===============================================
+
+Version-1 files (float32 ``x``, no ``format``) still load; they are packed in memory when binary.
 
 Each file is written under a temporary name and renamed, so a file either exists whole or not at
 all. Files of games past the member's saved counter (a kill between the two writes) are discarded
@@ -21,6 +54,7 @@ on resume, so nothing is counted twice.
 """
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -30,17 +64,51 @@ import numpy as np
 from training.network import CheckpointError, _fsync_replace, atomic_path
 
 _NAME = re.compile(r"^g(\d{8})\.h5$")
+FORMAT = "descent-replay-2"
+
+
+def bytes_per_example(planes_shape, packed: bool = True) -> int:
+    """Memory of one example (planes + float32 target) in the replay window."""
+    n = int(np.prod(planes_shape))
+    return (math.ceil(n / 8) if packed else 4 * n) + 4
+
+
+def is_binary(x: np.ndarray) -> bool:
+    return bool(np.all((x == 0) | (x == 1)))
+
+
+def pack_planes(x: np.ndarray) -> np.ndarray:
+    """(n, H, W, C) 0/1 planes -> (n, ceil(H*W*C/8)) uint8."""
+    return np.packbits(x.reshape(len(x), -1).astype(np.uint8, copy=False), axis=1)
+
+
+def unpack_planes(p: np.ndarray, shape) -> np.ndarray:
+    """Inverse of ``pack_planes``: (n, bytes) uint8 -> (n, H, W, C) float32."""
+    n = int(np.prod(shape))
+    return np.unpackbits(p, axis=1, count=n).reshape(len(p), *shape).astype(np.float32)
+
+
+class _Game:
+    __slots__ = ("planes", "packed", "y")
+
+    def __init__(self, planes: np.ndarray, packed: bool, y: np.ndarray):
+        self.planes, self.packed, self.y = planes, packed, y
+
+    @property
+    def nbytes(self) -> int:
+        return self.planes.nbytes + self.y.nbytes
 
 
 class ReplayBuffer:
-    """The examples of the last ``window`` games, in memory, backed by one file per game."""
+    """The examples of the last ``window`` games, in memory (bit-packed), backed by one file per game."""
 
     def __init__(self, directory: Path, window: int, planes_shape):
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.window = window
-        self.shape = tuple(planes_shape)
-        self.games: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.shape = tuple(int(v) for v in planes_shape)
+        self.games: dict[int, _Game] = {}
+        self._offsets = None            # (ids, starts) of the games in id order, rebuilt on change
 
     def files(self) -> dict[int, Path]:
         out = {}
@@ -55,6 +123,7 @@ class ReplayBuffer:
     def load(self, games_done: int) -> None:
         """Read the window ending at game ``games_done``; drop files of later games."""
         self.games.clear()
+        self._offsets = None
         for gid, path in sorted(self.files().items()):
             if gid > games_done:
                 path.unlink()
@@ -64,44 +133,131 @@ class ReplayBuffer:
                 continue
             self.games[gid] = self._read(path)
 
-    def _read(self, path: Path):
+    def _read(self, path: Path) -> _Game:
         try:
             with h5py.File(path, "r") as f:
-                x = f["x"][()]
                 y = f["y"][()]
-        except (OSError, KeyError) as exc:
+                if "planes" in f:
+                    fmt = f.attrs.get("format")
+                    shape = tuple(int(v) for v in f.attrs.get("planes_shape", ()))
+                    if fmt != FORMAT:
+                        raise CheckpointError(f"{path}: replay file of format {fmt!r}, this version "
+                                              f"reads {FORMAT!r} and version 1")
+                    if shape != self.shape:
+                        raise CheckpointError(f"{path}: replay file holds planes {shape}, "
+                                              f"expected {self.shape}")
+                    planes = f["planes"][()]
+                    if planes.dtype != np.uint8 or planes.ndim != 2 or \
+                            planes.shape[1] != math.ceil(int(np.prod(self.shape)) / 8):
+                        raise CheckpointError(f"{path}: packed planes of shape {planes.shape} "
+                                              f"{planes.dtype} do not fit planes {self.shape}")
+                    game = _Game(planes, True, y)
+                else:
+                    x = f["x"][()]
+                    if x.shape[1:] != self.shape:
+                        raise CheckpointError(f"{path}: replay file holds planes {x.shape[1:]}, "
+                                              f"expected {self.shape}")
+                    game = self._compact(x, y)
+        except CheckpointError:
+            raise
+        except (OSError, KeyError, ValueError, TypeError) as exc:
             raise CheckpointError(f"{path}: corrupt or truncated replay file ({exc})") from None
-        if x.shape[1:] != self.shape or len(x) != len(y):
-            raise CheckpointError(f"{path}: replay file holds planes {x.shape[1:]}, expected {self.shape}")
-        return x, y
+        if len(game.planes) != len(y) or y.ndim != 1:
+            raise CheckpointError(f"{path}: replay file holds {len(game.planes)} states and "
+                                  f"{len(y)} targets")
+        return game
+
+    @staticmethod
+    def _compact(x: np.ndarray, y: np.ndarray) -> _Game:
+        y = np.ascontiguousarray(y, dtype=np.float32)
+        if is_binary(x):
+            return _Game(pack_planes(x), True, y)
+        return _Game(np.ascontiguousarray(x, dtype=np.float32), False, y)
 
     def add(self, game_id: int, x: np.ndarray, y: np.ndarray, ply: np.ndarray, attrs: dict) -> None:
         path = self.dir / f"g{game_id:08d}.h5"
         tmp = atomic_path(path)
+        game = self._compact(x, y)
         with h5py.File(tmp, "w") as f:
-            f.create_dataset("x", data=x, compression="lzf", chunks=True if len(x) else None)
-            f.create_dataset("y", data=y)
+            f.attrs["format"] = FORMAT
+            f.attrs["planes_shape"] = np.asarray(self.shape, np.int64)
+            if game.packed:
+                f.create_dataset("planes", data=game.planes, compression="lzf",
+                                 chunks=True if len(x) else None)
+            else:
+                f.create_dataset("x", data=game.planes, compression="lzf",
+                                 chunks=True if len(x) else None)
+            f.create_dataset("y", data=game.y)
             f.create_dataset("ply", data=ply)
             f.attrs["game_id"] = game_id
             for k, v in attrs.items():
                 f.attrs[k] = v
         _fsync_replace(tmp, path)
-        self.games[game_id] = (x, y)
+        self.games[game_id] = game
+        self._offsets = None
         for old in [g for g in self.games if g <= game_id - self.window]:
             del self.games[old]
             (self.dir / f"g{old:08d}.h5").unlink(missing_ok=True)
 
     @property
     def size(self) -> int:
-        return sum(len(y) for _, y in self.games.values())
+        return sum(len(g.y) for g in self.games.values())
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the window's examples."""
+        return sum(g.nbytes for g in self.games.values())
+
+    def _index(self):
+        if self._offsets is None:
+            ids = sorted(self.games)
+            sizes = np.array([len(self.games[g].y) for g in ids], dtype=np.int64)
+            starts = np.zeros(len(ids) + 1, dtype=np.int64)
+            np.cumsum(sizes, out=starts[1:])
+            self._offsets = (ids, starts)
+        return self._offsets
+
+    def sample_size(self, fraction: float, min_size: int) -> int:
+        n = self.size
+        return min(n, max(min_size, int(round(fraction * n))))
+
+    def sample_indices(self, fraction: float, min_size: int, rng: np.random.Generator) -> np.ndarray:
+        """Indices (in random order) of a uniform sample without replacement of ``fraction`` of the
+        window, at least ``min_size`` examples (or all). Memory O(sample), not O(window): draw
+        indices with replacement until enough distinct ones, then keep a random ``k`` of them (the
+        distinct set of exchangeable draws is a uniform subset, so the result is uniform)."""
+        n = self.size
+        k = self.sample_size(fraction, min_size)
+        if k == 0:
+            return np.zeros(0, dtype=np.int64)
+        if 3 * k >= n:                          # a large fraction: a permutation is as cheap
+            return rng.permutation(n)[:k]
+        got = np.unique(rng.integers(0, n, size=k + k // 8 + 16))
+        while len(got) < k:
+            got = np.unique(np.concatenate([got, rng.integers(0, n, size=k - len(got) + 16)]))
+        return rng.choice(got, size=k, replace=False)
+
+    def gather(self, idx: np.ndarray):
+        """The examples at the given window indices, decoded: (x float32 (k, H, W, C), y (k,))."""
+        ids, starts = self._index()
+        idx = np.asarray(idx, dtype=np.int64)
+        if len(idx) and (idx.min() < 0 or idx.max() >= starts[-1]):
+            raise IndexError(f"replay index out of range 0..{starts[-1] - 1}")
+        x = np.empty((len(idx), *self.shape), dtype=np.float32)
+        y = np.empty(len(idx), dtype=np.float32)
+        which = np.searchsorted(starts, idx, side="right") - 1
+        for j in np.unique(which):
+            mask = which == j
+            game = self.games[ids[j]]
+            rows = idx[mask] - starts[j]
+            y[mask] = game.y[rows]
+            x[mask] = unpack_planes(game.planes[rows], self.shape) if game.packed else game.planes[rows]
+        return x, y
 
     def sample(self, fraction: float, min_size: int, rng: np.random.Generator):
         """A uniform sample (without replacement) of ``fraction`` of the memory, at least
-        ``min_size`` examples (or all)."""
+        ``min_size`` examples (or all), decoded at once (``sample_indices`` + ``gather`` by batch
+        keeps memory down)."""
         if not self.games:
             return None, None
-        x = np.concatenate([g[0] for g in self.games.values()])
-        y = np.concatenate([g[1] for g in self.games.values()])
-        k = min(len(y), max(min_size, int(round(fraction * len(y)))))
-        idx = rng.choice(len(y), size=k, replace=False)
-        return x[idx], y[idx]
+        return self.gather(self.sample_indices(fraction, min_size, rng))

@@ -8,6 +8,10 @@ Layout of a run directory (``checkpoints/<game>`` by default)::
     member_NN/milestone_<D>.weights.h5 + .json    named checkpoints (e.g. 20d and 70d)
     member_NN/replay/g<GAME>.h5   replay buffer, one file per game (see training.replay)
     member_NN/log.jsonl           one line per game; member_NN/tensorboard/: TensorBoard scalars
+
+Every file is written under a temporary name (``.<name>.tmp<PID>``) and renamed; those a kill leaves
+behind are removed when the run is resumed (under the lock). See ``training.trainer`` for how a
+counted game always keeps its log line and scalars.
 """
 from __future__ import annotations
 
@@ -102,6 +106,8 @@ def run_training(game: str, cfg: dict, population: int, budget: float, milestone
     run_dir = Path(run_dir)
     tcfg = training_config(cfg)
     with RunLock(run_dir):
+        from training.network import clean_temp_files
+        clean_temp_files(run_dir)          # e.g. run.json's, of a killed first run; members clean theirs
         check_run(run_dir, game, tcfg, seed)
         jobs = [MemberJob(str(run_dir), i, game, tcfg, budget, list(milestones), seed + i,
                           threads=threads if workers > 1 else max(threads, 1), max_games=max_games)

@@ -6,17 +6,26 @@ continues where it stopped. Per game:
 
 1. play one self-play game (``training.selfplay.play_game``) with the current network;
 2. write the game's examples to the replay buffer (one file, atomically);
-3. train one pass over a uniform sample of a fraction sigma of the replay window (Adam, MSE);
-4. save the rolling state (weights, optimizer, counters, RNG) atomically, then any milestone
-   checkpoint whose training time has been reached.
+3. train one pass over a uniform sample of a fraction sigma of the replay window (Adam, MSE),
+   decoded and augmented one minibatch at a time;
+4. save the rolling state (weights, optimizer, counters, RNG) atomically, with the game's log
+   record inside it, then any milestone checkpoint whose training time has been reached;
+5. append the record to ``log.jsonl`` and write its TensorBoard scalars (flushed).
 
-A kill at any moment loses at most the game in progress: on resume, replay files of games past the
-saved counter are discarded.
+A kill at any moment loses at most the game in progress. The counted game and its log record are
+one atomic unit, ``latest.h5``: on resume (``repair_logs``), a record missing from ``log.jsonl``
+(killed between 4 and 5) is appended from the state, a torn last line is dropped, lines of games
+past the saved counter or repeated are removed, and every TensorBoard scalar of a logged game that
+the event files lack is written again (read back from the event files, so none is lost or
+duplicated). Replay files of games past the saved counter and temporary files of killed writes
+(``.<name>.tmp<PID>``) are removed. ``DESCENT_CRASH_AT`` (see ``training.network.crash_point``)
+aims kills at exact points for the tests.
 """
 from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +33,8 @@ from pathlib import Path
 import numpy as np
 
 STATE_FILE = "latest.h5"
+LOG_FILE = "log.jsonl"
+SCALARS = ("loss", "games_per_hour", "examples_per_second", "value_error", "exploration_e")
 
 
 @dataclass
@@ -60,14 +71,119 @@ def _augment(x: np.ndarray, symmetries, rng: np.random.Generator) -> np.ndarray:
     return out
 
 
+def training_batches(replay, idx: np.ndarray, batch_size: int, symmetries, augment: bool,
+                     rng: np.random.Generator):
+    """The minibatches of one update pass over the sampled window indices ``idx``: each decoded
+    from the compact replay only when needed and, with ``augment``, every example replaced by a
+    random exact symmetric copy (the identity included)."""
+    for i in range(0, len(idx), batch_size):
+        bx, by = replay.gather(idx[i:i + batch_size])
+        if augment:
+            bx = _augment(bx, symmetries, rng)
+        yield bx, by
+
+
+def scalars_of(record: dict) -> dict:
+    """The TensorBoard scalars of one game's log record."""
+    loss = record["loss"]
+    dt = max(record["seconds"], 1e-9)
+    return {"loss": loss if loss == loss else 0.0, "games_per_hour": 3600.0 / dt,
+            "examples_per_second": record["examples"] / dt, "value_error": record["value_error"],
+            "exploration_e": record["e"]}
+
+
+def read_log(path: Path) -> tuple[list[dict], bool]:
+    """The records of a member's ``log.jsonl`` and whether the file needs a rewrite (a torn or
+    unreadable line, as a kill in the middle of an append leaves)."""
+    if not path.exists():
+        return [], False
+    records, damaged = [], False
+    data = path.read_bytes()
+    for line in data.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            int(rec["game"])
+        except (ValueError, KeyError, TypeError):
+            damaged = True
+            continue
+        records.append(rec)
+    if data and not data.endswith(b"\n"):
+        damaged = True
+    return records, damaged
+
+
+def _logged_scalars(tb_dir: Path) -> set:
+    """(step, tag) of every scalar in the event files of ``tb_dir`` (a truncated tail is ignored)."""
+    import tensorflow as tf
+    from tensorflow.core.util import event_pb2
+    seen = set()
+    if not tb_dir.is_dir():
+        return seen
+    for path in sorted(tb_dir.glob("events.out.tfevents.*")):
+        try:
+            for raw in tf.data.TFRecordDataset(str(path)):
+                ev = event_pb2.Event.FromString(raw.numpy())
+                for v in ev.summary.value:
+                    seen.add((int(ev.step), v.tag))
+        except Exception:        # a record cut by a kill: the rest of that file is unreadable
+            continue
+    return seen
+
+
+def repair_logs(mdir: Path, games_done: int, pending: dict | None, writer=None) -> list[dict]:
+    """Make ``log.jsonl`` hold exactly one record per counted game 1..``games_done`` that has one
+    (``pending``: the last game's record saved in the state), and the TensorBoard event files every
+    scalar of those records. Returns the records appended to the log."""
+    path = mdir / LOG_FILE
+    records, damaged = read_log(path)
+    kept, seen = [], set()
+    for rec in records:
+        g = int(rec["game"])
+        if g > games_done or g in seen:
+            damaged = True
+            continue
+        seen.add(g)
+        kept.append(rec)
+    added = []
+    if pending is not None and int(pending["game"]) <= games_done and int(pending["game"]) not in seen:
+        kept.append(pending)
+        added.append(pending)
+    if damaged or added:
+        from training.network import _fsync_replace, atomic_path
+        tmp = atomic_path(path)
+        tmp.write_text("".join(json.dumps(r) + "\n" for r in kept))
+        _fsync_replace(tmp, path)
+    if writer is not None and kept:
+        import tensorflow as tf
+        have = _logged_scalars(mdir / "tensorboard")
+        for rec in kept:
+            g = int(rec["game"])
+            missing = {k: v for k, v in scalars_of(rec).items() if (g, k) not in have}
+            if missing:
+                with writer.as_default(step=g):
+                    for k, v in missing.items():
+                        tf.summary.scalar(k, v)
+        writer.flush()
+    return added
+
+
+def _append_line(path: Path, record: dict) -> None:
+    with open(path, "a") as f:
+        f.write(json.dumps(record) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
 def train_member(job: MemberJob, report=None) -> dict:
     """Train one member until its budget (or ``max_games``); returns its final counters.
 
     ``report(dict)`` is called after every game with a one-line summary record.
     """
-    from training.network import (Inference, build_model, configure_threads, load_state,
-                                  make_optimizer, make_train_step, save_state, save_weights,
-                                  write_json)
+    from training.network import (Inference, build_model, clean_temp_files, configure_threads,
+                                  crash_point, load_state, make_optimizer, make_train_step,
+                                  save_state, save_weights, write_json)
     configure_threads(job.threads)
     import tensorflow as tf
     import games
@@ -79,6 +195,7 @@ def train_member(job: MemberJob, report=None) -> dict:
     info = games.load(job.game)
     mdir = member_dir(job.run_dir, job.member)
     mdir.mkdir(parents=True, exist_ok=True)
+    clean_temp_files(mdir, recursive=True)       # writes killed before their rename
     net_cfg, sp, tr = cfg["network"], cfg["selfplay"], cfg["training"]
     model = build_model(info.planes_shape, net_cfg["filters"], net_cfg["blocks"],
                         net_cfg["head_units"], seed=job.seed)
@@ -86,9 +203,11 @@ def train_member(job: MemberJob, report=None) -> dict:
     state_path = mdir / STATE_FILE
     counters = {"games": 0, "examples": 0, "train_seconds": 0.0, "updates": 0,
                 "milestones_done": [], "rng": None, "seed": job.seed}
+    pending = None
     if state_path.exists():
         meta = load_state(state_path, model, optimizer)
         counters.update(meta["counters"])
+        pending = meta.get("record")
     rng = np.random.default_rng(job.seed)
     if counters["rng"] is not None:
         rng.bit_generator.state = counters["rng"]
@@ -103,9 +222,14 @@ def train_member(job: MemberJob, report=None) -> dict:
     train_step.get_concrete_function(spec, tf.TensorSpec((None,), tf.float32))
     inference(np.zeros((1, *info.planes_shape), np.float32))
     writer = tf.summary.create_file_writer(str(mdir / "tensorboard"))
+    repair_logs(mdir, counters["games"], pending, writer)
     games_this_call = 0
     base_meta = {"game": info.spec, "game_version": info.version, "member": job.member,
                  "seed": job.seed, "config": cfg}
+    last = {"record": pending}       # the last counted game's record, saved with the state
+
+    def state_meta() -> dict:
+        return {**base_meta, "counters": snapshot(), "record": last["record"]}
 
     def snapshot() -> dict:
         c = dict(counters)
@@ -122,7 +246,7 @@ def train_member(job: MemberJob, report=None) -> dict:
                         "network": net_cfg, "planes_shape": list(info.planes_shape),
                         "written": time.strftime("%Y-%m-%dT%H:%M:%S")}
                 save_weights(mdir / f"milestone_{name}.weights.h5", model, meta)
-                save_state(state_path, model, optimizer, {**base_meta, "counters": snapshot()})
+                save_state(state_path, model, optimizer, state_meta())
 
     write_milestones()     # a milestone reached before a kill but not yet written
     while counters["train_seconds"] < job.budget:
@@ -140,15 +264,11 @@ def train_member(job: MemberJob, report=None) -> dict:
         replay.add(game_id, x, y, np.full(len(y), g["plies"], np.int32),
                    {"result": g["result"], "plies": g["plies"], "game": info.spec,
                     "version": info.version})
+        crash_point("replay_written")
         t_play = time.perf_counter() - t0
-        bx, by = replay.sample(tr["sample_fraction"], tr["min_sample"], rng)
-        losses = []
-        if bx is not None:
-            if tr["augment"]:
-                bx = _augment(bx, info.symmetries, rng)
-            bs = tr["batch_size"]
-            for i in range(0, len(by), bs):
-                losses.append(float(train_step(bx[i:i + bs], by[i:i + bs])))
+        idx = replay.sample_indices(tr["sample_fraction"], tr["min_sample"], rng)
+        losses = [float(train_step(bx, by)) for bx, by in
+                  training_batches(replay, idx, tr["batch_size"], info.symmetries, tr["augment"], rng)]
         dt = time.perf_counter() - t0
         # value error of the searched root values against the final outcome (mover's view)
         outcome = np.where(g["movers"] == 0, g["result"], -g["result"]).astype(np.float32)
@@ -158,23 +278,23 @@ def train_member(job: MemberJob, report=None) -> dict:
         counters["updates"] += len(losses)
         counters["train_seconds"] += dt
         loss = float(np.mean(losses)) if losses else float("nan")
-        save_state(state_path, model, optimizer, {**base_meta, "counters": snapshot()})
-        write_milestones()
-        games_this_call += 1
         cpu = time.process_time() - cpu0
         record = {"member": job.member, "game": game_id, "plies": g["plies"], "result": g["result"],
                   "examples": int(len(y)), "loss": loss, "value_error": value_error,
                   "seconds": dt, "play_seconds": t_play, "train_seconds": counters["train_seconds"],
                   "budget": job.budget, "examples_per_cpu_s": len(y) / max(cpu, 1e-9),
-                  "e": e, "replay_size": replay.size}
+                  "e": e, "replay_size": replay.size, "replay_bytes": replay.nbytes}
+        last["record"] = record
+        save_state(state_path, model, optimizer, state_meta())    # the game counts from here on
+        crash_point("state_saved")
+        write_milestones()
+        games_this_call += 1
+        _append_line(mdir / LOG_FILE, record)
+        crash_point("log_written")
         with writer.as_default(step=game_id):
-            tf.summary.scalar("loss", loss if losses else 0.0)
-            tf.summary.scalar("games_per_hour", 3600.0 / max(dt, 1e-9))
-            tf.summary.scalar("examples_per_second", len(y) / max(dt, 1e-9))
-            tf.summary.scalar("value_error", value_error)
-            tf.summary.scalar("exploration_e", e)
-        with open(mdir / "log.jsonl", "a") as f:
-            f.write(json.dumps(record) + "\n")
+            for k, v in scalars_of(record).items():
+                tf.summary.scalar(k, v)
+        writer.flush()
         if report is not None:
             report(record)
     writer.flush()
