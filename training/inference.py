@@ -34,8 +34,9 @@ class InferenceBase:
         self.calls = 0
         self.states = 0
 
-    def refresh(self) -> None:
-        """Take the model's current weights (no-op for backends that read them live)."""
+    def refresh(self, weights: dict | None = None) -> None:
+        """Take a weight snapshot (``model_weights``; default: the model's current weights).
+        A no-op for backends that read the live weights."""
 
     def evaluator(self):
         from search_ext.evaluators import CallableEvaluator
@@ -73,23 +74,21 @@ class NumpyInference(InferenceBase):
         self._bufs: dict = {}
         self.refresh()
 
-    def refresh(self) -> None:
-        """Copy the model's weights (a few hundred KB; well under a millisecond)."""
-        m = self.model
+    def refresh(self, weights: dict | None = None) -> None:
+        """Take a weight snapshot (``model_weights``; default: the model's current weights)."""
+        w = model_weights(self.model) if weights is None else weights
+
         def conv(name):
-            k, b = (np.asarray(v, dtype=np.float32) for v in m.get_layer(name).get_weights())
+            k, b = w[name]
             kh, kw, cin, cout = k.shape
             return np.ascontiguousarray(k.reshape(kh * kw * cin, cout)), b, kh
         blocks = []
         i = 0
-        while True:
-            try:
-                blocks.append((conv(f"block{i}_a"), conv(f"block{i}_b")))
-            except ValueError:
-                break
+        while f"block{i}_a" in w:
+            blocks.append((conv(f"block{i}_a"), conv(f"block{i}_b")))
             i += 1
-        d1 = [np.asarray(v, np.float32) for v in m.get_layer("head_dense").get_weights()]
-        d2 = [np.asarray(v, np.float32) for v in m.get_layer("value").get_weights()]
+        d1 = w["head_dense"]
+        d2 = w["value"]
         self._layers = {"stem": conv("stem"), "blocks": blocks, "head": conv("head_conv"),
                         "dense": d1, "value": d2}
 
@@ -154,19 +153,20 @@ class NumpyInference(InferenceBase):
         return np.tanh(v).reshape(-1)
 
 
-def _model_weights(model) -> dict:
-    """name -> list of float32 arrays of every layer with weights."""
+def model_weights(model) -> dict:
+    """A snapshot of the network's weights: layer name -> list of float32 arrays (safe to hand to
+    another thread, unlike the live variables)."""
     return {layer.name: [np.asarray(w, np.float32) for w in layer.get_weights()]
             for layer in model.layers if layer.get_weights()}
 
 
-def onnx_graph(model, threads: int = 1) -> bytes:
-    """The serialized ONNX model of ``training.network.build_model``'s network (opset 17), its
-    weights as initializers. NHWC input as in Keras; transposed to NCHW for the convolutions and
-    back before the flatten so the dense layer sees Keras' order."""
+def onnx_graph(weights: dict, planes_shape) -> bytes:
+    """The serialized ONNX model of ``training.network.build_model``'s network (opset 17) with
+    ``weights`` (``model_weights(model)``) as initializers. NHWC input as in Keras; transposed to
+    NCHW for the convolutions and back before the flatten so the dense layer sees Keras' order."""
     from onnx import TensorProto, helper, numpy_helper
-    w = _model_weights(model)
-    h, wd, c = model.input_shape[1:]
+    w = weights
+    h, wd, c = planes_shape
     inits, nodes = [], []
 
     def init(name, arr):
@@ -231,15 +231,18 @@ class OnnxInference(InferenceBase):
         self._sess = None
         self.refresh()
 
-    def refresh(self) -> None:
-        """Rebuild the session from the model's current weights (a few milliseconds)."""
+    def refresh(self, weights: dict | None = None) -> None:
+        """Rebuild the session from a weight snapshot (``model_weights``; default: the model's
+        current weights). A few milliseconds."""
         import onnxruntime as ort
+        if weights is None:
+            weights = model_weights(self.model)
         so = ort.SessionOptions()
         so.intra_op_num_threads = self.threads
         so.inter_op_num_threads = 1
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         so.log_severity_level = 3
-        self._sess = ort.InferenceSession(onnx_graph(self.model), so,
+        self._sess = ort.InferenceSession(onnx_graph(weights, self.shape), so,
                                           providers=["CPUExecutionProvider"])
 
     def __call__(self, batch: np.ndarray) -> np.ndarray:
@@ -258,6 +261,47 @@ def gpu_available() -> bool:
         return bool(tf.config.list_physical_devices("GPU"))
     except Exception:
         return False
+
+
+DEVICES = ("auto", "cpu", "gpu")
+
+
+class DeviceError(RuntimeError):
+    """``device = "gpu"`` asked for, but TensorFlow sees no GPU."""
+
+
+def use_device(device: str = "auto") -> str:
+    """Set TensorFlow's device for this process (before building models): ``cpu`` hides every GPU,
+    ``gpu`` requires one, ``auto`` uses a GPU when TensorFlow sees one. Returns "cpu" or "gpu"."""
+    if device not in DEVICES:
+        raise ValueError(f"unknown device {device!r} (known: {', '.join(DEVICES)})")
+    from training import import_tensorflow
+    tf = import_tensorflow()
+    if device == "cpu":
+        try:
+            tf.config.set_visible_devices([], "GPU")
+        except (RuntimeError, ValueError):
+            pass            # already initialised: nothing was placed on a GPU unless one was asked
+        return "cpu"
+    found = gpu_available()
+    if device == "gpu" and not found:
+        raise DeviceError("device = \"gpu\" but TensorFlow sees no GPU (install the GPU build with "
+                          "`pip install -e '.[gpu]'`, check the driver, or use device = \"auto\")")
+    if found:
+        for g in tf.config.list_physical_devices("GPU"):
+            try:
+                tf.config.experimental.set_memory_growth(g, True)
+            except (RuntimeError, ValueError):
+                pass
+    return "gpu" if found else "cpu"
+
+
+def default_games_in_flight(branching: int, device: str = "cpu") -> int:
+    """Games per self-play process when the config says 0 (auto): enough for batches of a few
+    hundred states on a CPU (the per-call cost is then negligible), a few thousand on a GPU."""
+    target = 2048 if device == "gpu" else 256
+    top = 128 if device == "gpu" else 16
+    return max(2, min(top, target // max(1, branching)))
 
 
 def make_inference(model, backend: str = "auto", device: str = "auto", threads: int = 1):
