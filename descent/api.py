@@ -74,6 +74,10 @@ class Opponent:
         self.agent = make_agent(self.spec, self.info)
         self.state = self.info.new_state()
         self.agent.reset(seed)
+        # hints come from a separate analysis at the strongest level (same network and budget),
+        # built on the first hint, so asking one never touches the playing agent's tree
+        self.hint_spec = agent_spec("strongest", net, time, iterations, seed)
+        self._analyst = None
 
     def push(self, move: str | int) -> int:
         """Play a move (notation or action id) on the opponent's board; returns the action id.
@@ -92,10 +96,14 @@ class Opponent:
         return text
 
     def hint(self) -> str:
-        """The move the agent would play for the side to move (nothing is played)."""
+        """The best move for the side to move by a separate strongest-level analysis (Unbounded
+        Minimax, same network and budget; ``hint_spec``), not the playing agent's (balanced) choice;
+        nothing is played and the playing agent's tree is left as it was."""
         if self.state.is_game_over():
             raise GameError("the game is over")
-        return self.state.move_to_str(self.agent.choose(self.state.copy()))
+        if self._analyst is None:
+            self._analyst = make_agent(self.hint_spec, self.info)
+        return self.state.move_to_str(self._analyst.choose(self.state.copy()))
 
     def undo(self, plies: int = 1) -> None:
         for _ in range(plies):

@@ -1,7 +1,8 @@
 """Interactive play in the terminal against an agent (``descent play``).
 
 The board is drawn after every move; the person types moves in the game's notation or a command:
-``undo`` (take back your last move and the agent's reply), ``hint`` (the agent's suggestion), ``moves``
+``undo`` (take back your last move and the agent's reply), ``hint`` (the best move by a separate
+strongest-level analysis, which leaves the playing agent's tree alone), ``moves``
 (the legal moves), ``resign``, ``help``. A bad or illegal move is explained and asked again. The
 agent's move is announced in words. ``--plain`` prints text lines only (no colours): a screen reader
 can follow the game. At the end the game record is printed and can be saved.
@@ -15,7 +16,7 @@ import click
 from games.errors import GameError
 
 HELP = ("Type a move in the game's notation{example}, or one of: moves (list the legal moves), "
-        "hint (the computer's suggestion), undo (take back your last move), resign, help.")
+        "hint (the strongest move, by a separate analysis), undo (take back your last move), resign, help.")
 
 
 def _colour(drawing: str, plain: bool) -> str:

@@ -376,7 +376,14 @@ class AlphaBetaAgent(Agent):
 class GaussianAgent(Agent):
     """Gaussian difficulty selection (seed 003, section 5): map the base algorithm's root action
     values to [0, 1] (0 loss, 0.5 draw, 1 win), draw x ~ N(mu, sigma) clipped to [0, 1], and play the
-    action whose value is closest to x."""
+    action whose value is closest to x.
+
+    The map respects what is proven: a proven win is 1, a proven loss 0 and a proven draw 0.5,
+    whatever its f_t (a win by one disc, f_t = 0.05, is still a win), and an estimate lies strictly
+    inside, ``0.5 + 0.49 e`` with e in [-1, 1] (a bounded evaluator's scaled playout means are put
+    back on [-1, 1] first), so no estimate ever looks like a proven result."""
+
+    ESTIMATE_SPAN = 0.49
 
     def __init__(self, game, spec, opts):
         super().__init__(game, spec, opts)
@@ -400,12 +407,31 @@ class GaussianAgent(Agent):
         ties = [i for i, v in enumerate(values) if abs(v - x) == best]
         return ties[0] if len(ties) == 1 else self.rng.choice(ties)
 
+    def _estimate_scale(self) -> float:
+        from search_ext.evaluators import estimate_scale
+        evaluator = getattr(getattr(self.base, "search", None), "evaluator", None)
+        if isinstance(evaluator, PlayoutEvaluator):
+            return estimate_scale(self.game)
+        return 1.0
+
+    def level_values(self, rows: list) -> list[float]:
+        """The base's root rows mapped to [0, 1] (see the class docstring)."""
+        scale = self._estimate_scale()
+        out = []
+        for r in rows:
+            v = r["value"]
+            if r.get("proven", r.get("resolved", False)):
+                out.append(1.0 if v > 0 else 0.0 if v < 0 else 0.5)
+            else:
+                e = max(-1.0, min(1.0, v / scale))
+                out.append(0.5 + self.ESTIMATE_SPAN * e)
+        return out
+
     def choose(self, state) -> int:
         rows = self.base.analyse(state)
         if not rows:
             return self.base.choose(state)
-        values = [(max(-1.0, min(1.0, r["value"])) + 1.0) / 2.0 for r in rows]
-        return rows[self.select(values)]["action"]
+        return rows[self.select(self.level_values(rows))]["action"]
 
     def analyse(self, state) -> list:
         return self.base.analyse(state)

@@ -6,6 +6,13 @@ f_t. Nothing assumes alternation: a child with the same player to move is search
 window, otherwise with the negated one. Leaves are valued one batch per frontier node: at depth 1
 every non-terminal child goes to the evaluator in one call (so networks are called in batches).
 Move ordering: the transposition table's move first, then the history heuristic.
+
+Scales: a ``bounded`` evaluator (zero, playouts) values leaves strictly inside the decided terminal
+values (``evaluators.proven_floor``), so a proven win beats every estimate and a proven loss is below
+every one. Iterative deepening stops early only on a proof: when the last iteration reached no
+evaluated leaf (the whole tree was searched), or, in the depth-scored games with a bounded evaluator,
+when the root value is a proven win or loss (|v| >= proven_floor; a faster result would have been
+found at a smaller depth). An estimate, even all playouts won, never counts as a proof.
 """
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset
@@ -13,7 +20,7 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from games._state cimport State
 from games._typedefs cimport action_t, hash_t
-from search_ext.evaluators cimport Evaluator, ZeroEvaluator
+from search_ext.evaluators cimport Evaluator, ZeroEvaluator, proven_floor
 
 cdef enum:
     EXACT = 0
@@ -61,12 +68,16 @@ cdef class AlphaBeta:
     cdef action_t best_root
     cdef int ply_cap
     cdef bint hit_horizon        # an evaluated (non-terminal) leaf was reached this iteration
+    cdef readonly double win_floor   # the least |f_t| of a decided terminal state
+    cdef bint depth_scored       # f_t decreases with the ply (a proven result cannot improve deeper)
 
     def __init__(self, game, Evaluator evaluator=None, int tt_bits=20):
         if not 10 <= tt_bits <= 28:
             raise ValueError(f"tt_bits must be in [10, 28], got {tt_bits}")
         self.game = game
         self.evaluator = evaluator if evaluator is not None else ZeroEvaluator()
+        self.win_floor = proven_floor(game.score_kind, game.max_plies)
+        self.depth_scored = game.score_kind in (0, 1)
         self.tt = <TTEntry*>calloc(1 << tt_bits, sizeof(TTEntry))
         self.tt_mask = (1 << tt_bits) - 1
         self.stride = game.branching
@@ -279,14 +290,22 @@ cdef class AlphaBeta:
             self.depth_reached = depth
             if not self.hit_horizon:
                 break           # the whole tree was searched: the value is exact
-            if abs(v) >= 1.0 - 1e-9 or (self.deadline > 0 and now() >= self.deadline) or (
+            if self.proven(v) or (self.deadline > 0 and now() >= self.deadline) or (
                     node_budget > 0 and self.nodes >= node_budget):
                 break
         return completed_best, completed_value, self.depth_reached
 
+    cdef inline bint proven(self, double v) noexcept nogil:
+        """A value that rests on terminal states only (with a bounded evaluator: beyond every
+        estimate); in the depth-scored games also exact, as no deeper result can beat it."""
+        return self.evaluator.bounded and self.depth_scored and (
+            v >= self.win_floor * (1.0 - 1e-6) or v <= -self.win_floor * (1.0 - 1e-6))
+
     def analyse(self, State state, int depth=1) -> list:
         """Values of the root actions (mover's view): each child valued by the evaluator
-        (depth 1) or by a ``depth - 1`` search below it."""
+        (depth 1) or by a ``depth - 1`` search below it. ``resolved``: the value is exact (no
+        evaluated leaf below, or a proven result in a depth-scored game); ``proven``: the sign is
+        (a win or loss beyond every estimate of a bounded evaluator, or resolved)."""
         if state._terminal:
             return []
         cdef State s = state.clone()
@@ -307,14 +326,22 @@ cdef class AlphaBeta:
             out = []
             for i, a in enumerate(acts):
                 v = vals[i]
-                if depth > 1:
-                    s.apply(a)
-                    if not s._terminal:
-                        w = self.negamax(s, depth - 1, -INF, INF, 1)
-                        v = w if s._player == me else -w
-                    s.undo()
-                out.append({"action": a, "value": float(v), "completion": 0, "resolved": False,
-                            "count": 0})
+                s.apply(a)
+                exact = s._terminal
+                if depth > 1 and not s._terminal:
+                    self.hit_horizon = False
+                    w = self.negamax(s, depth - 1, -INF, INF, 1)
+                    if self.error:
+                        s.undo()
+                        err, self.evaluator.error = self.evaluator.error, None
+                        raise RuntimeError(f"the evaluator failed: {err!r}") from err
+                    v = w if s._player == me else -w
+                    exact = not self.hit_horizon
+                s.undo()
+                bounded_proof = self.evaluator.bounded and abs(v) >= self.win_floor * (1.0 - 1e-6)
+                out.append({"action": a, "value": float(v), "completion": 0,
+                            "resolved": bool(exact or (bounded_proof and self.depth_scored)),
+                            "proven": bool(exact or bounded_proof), "count": 0})
         finally:
             free(vals)
         out.sort(key=lambda d: -d["value"])

@@ -3,7 +3,12 @@
 * ``ZeroEvaluator``: every non-terminal leaf is worth 0 (search driven by terminal states only).
 * ``PlayoutEvaluator(k, max_plies, use_score, seed)``: the mean result of k uniformly random playouts
   (b_t, or f_t with ``use_score``), capped at ``max_plies`` plies each (a capped playout counts 0);
-  seed 003's Hybrid Minimax-MCTS uses k = 15 and a cap of 100.
+  seed 003's Hybrid Minimax-MCTS uses k = 15 and a cap of 100. The mean, in [-1, 1], is scaled by
+  ``ESTIMATE_SHARE * proven_floor`` (``estimate_scale``) so that it lies strictly inside the values
+  of decided terminal states: a proven win (any f_t > 0) beats every playout estimate, a proven loss
+  is below every estimate, and an estimate of +-1 (all playouts won) is never taken for a proof.
+  In tic-tac-toe (P = 9) estimates lie in [-0.11, 0.11], in reversi (natural score) in
+  [-0.0495, 0.0495]; only their order matters to the searches.
 * ``CallableEvaluator(fn)``: ``fn`` takes a float32 array (n, H, W, C) of encoded children and
   returns n values (for example a compiled Keras model); used for the value networks.
 """
@@ -15,12 +20,33 @@ from games._typedefs cimport rng_below, rng_uniform
 
 cnp.import_array()
 
+cdef double NATURAL_FLOOR = 0.05     # games/_state.pyx SCORE_FLOOR: the least |f_t| of a natural win
+cdef double _SHARE = 0.99
+ESTIMATE_SHARE = _SHARE    # bounded estimates are scaled by ESTIMATE_SHARE * proven_floor
+
+
+cdef double proven_floor(int score_kind, int max_plies) noexcept nogil:
+    if score_kind == 0 or score_kind == 1:          # additive / multiplicative depth: a win at ply P
+        return 1.0 / max_plies if max_plies > 1 else 1.0
+    return NATURAL_FLOOR
+
+
+def decided_floor(info) -> float:
+    """The smallest |f_t| of a decided terminal state of the game ``info`` (a ``GameInfo``)."""
+    return proven_floor(info.score_kind, info.max_plies)
+
+
+def estimate_scale(info) -> float:
+    """The factor a bounded evaluator (playouts) applies to its [-1, 1] estimates in this game."""
+    return _SHARE * proven_floor(info.score_kind, info.max_plies)
+
 
 cdef class Evaluator:
     """Base class: values every child 0."""
 
     def __init__(self):
         self.needs_encoding = False
+        self.bounded = True
         self.error = None
 
     cdef int evaluate(self, State parent, const action_t* actions, int n, float* enc,
@@ -69,6 +95,7 @@ cdef class PlayoutEvaluator(Evaluator):
                       float* out) noexcept nogil:
         cdef int i, k, p, m, mover
         cdef double total, value
+        cdef double scale = _SHARE * proven_floor(parent.score_kind, parent.max_plies)
         if self.buf_cap < parent.max_legal:
             if self.buf != NULL:
                 free(self.buf)
@@ -90,7 +117,7 @@ cdef class PlayoutEvaluator(Evaluator):
                 while p > 0:
                     parent.undo()
                     p -= 1
-            out[i] = <float>(total / self.playouts)
+            out[i] = <float>(scale * total / self.playouts)
             parent.undo()
         return 0
 
@@ -106,6 +133,7 @@ cdef class CallableEvaluator(Evaluator):
         self.fn = fn
         self.shape = tuple(shape)
         self.needs_encoding = True
+        self.bounded = False            # a network's values share f_t's scale
 
     cdef int evaluate(self, State parent, const action_t* actions, int n, float* enc,
                       float* out) noexcept nogil:
@@ -136,6 +164,7 @@ cdef class RandomValueEvaluator(Evaluator):
 
     def __init__(self, unsigned long long seed=0):
         super().__init__()
+        self.bounded = False
         self.rng = seed ^ 0xA5A5A5A5ULL
 
     cdef int evaluate(self, State parent, const action_t* actions, int n, float* enc,

@@ -1,5 +1,6 @@
 """The API-conformance suite, run over every registered game (see conftest.GAME_SPECS)."""
 import random
+import re
 
 import numpy as np
 import pytest
@@ -158,14 +159,146 @@ def test_symmetric_images_encode_transformed(spec):
         assert s.outcome() == t.outcome()
 
 
-def test_encoding_is_from_the_movers_view(spec):
-    for g in range(3):
+# ---- the mover's point of view --------------------------------------------------------------------
+# A position and its colour-swapped counterpart (the other player to move, each piece changed to the
+# other colour, the board turned so that each side keeps its home: mirrored rows, a half turn or a
+# transposition) must encode identically from the mover's view. Where the counterpart cannot be set
+# (placement games: it is unreachable), the planes are checked square by square against the text.
+
+def _grid(board):
+    rows = []
+    for r in board.split("/"):
+        row = []
+        for tok in re.findall(r"\d+|\D", r):
+            row.extend(["."] * int(tok) if tok.isdigit() else [tok])
+        rows.append(row)
+    return rows
+
+def _text(rows):
+    out = []
+    for row in rows:
+        s, run = "", 0
+        for ch in row:
+            if ch == ".":
+                run += 1
+            else:
+                s += (str(run) if run else "") + ch
+                run = 0
+        out.append(s + (str(run) if run else ""))
+    return "/".join(out)
+
+def swap_board(text, a, b, geo):
+    board, *rest = text.split(" ")
+    rows = _grid(board)
+    if geo == "rows":
+        rows = rows[::-1]
+    elif geo == "rot180":
+        rows = [r[::-1] for r in rows[::-1]]
+    elif geo == "transpose":
+        rows = [list(c) for c in zip(*rows)]
+    t = {a: b, b: a}
+    rows = [[t.get(c, c) for c in r] for r in rows]
+    side = t[rest[0]]
+    return " ".join([_text(rows), side, *rest[1:]])
+
+def swap_fen(text, ep_field=True):
+    board, side, *rest = text.split(" ")
+    rows = board.split("/")[::-1]
+    board = "/".join(r.swapcase() for r in rows)
+    side = "b" if side == "w" else "w"
+    out = [board, side]
+    if ep_field:
+        castling, ep, *clocks = rest
+        castling = "".join(sorted(castling.swapcase(), key=lambda c: "KQkq".index(c))) if castling != "-" else "-"
+        if ep != "-":
+            ep = ep[0] + str(9 - int(ep[1]))
+        out += [castling, ep, *clocks]
+    else:
+        out += rest
+    return " ".join(out)
+
+def swap_draughts(text, n_squares):
+    side, *fields = text.split(":")
+    lists = {}
+    extra = []
+    for f in fields:
+        if f[0] in "WB" and (len(f) == 1 or f[1].isdigit() or f[1] == "K" or f[1] == ","):
+            lists[f[0]] = f[1:]
+        else:
+            extra.append(f)
+    def mp(lst):
+        items = [x for x in lst.split(",") if x]
+        return ",".join(("K" if x.startswith("K") else "") + str(n_squares + 1 - int(x.lstrip("K"))) for x in items)
+    side = "W" if side == "B" else "B"
+    return ":".join([side, "W" + mp(lists.get("B", "")), "B" + mp(lists.get("W", "")), *extra])
+
+
+def _bump_ply(text):
+    parts = text.split(" ")
+    parts[-1] = str(int(parts[-1]) + 1)
+    return " ".join(parts)
+
+
+# game -> how to build the counterpart's text, and the one other symmetry (games.symmetry) allowed
+# between the two encodings (how the encoding orients the board for the second player)
+_SWAPS = {
+    "reversi": (lambda t, i: swap_board(t, "x", "o", None), 0),
+    "breakthrough": (lambda t, i: swap_board(t, "x", "o", "rows"), 5),
+    "lines_of_action": (lambda t, i: swap_board(t, "x", "o", "transpose"), 6),
+    "chess": (lambda t, i: swap_fen(t), 5),
+    "xiangqi": (lambda t, i: swap_fen(t, ep_field=False), 4),   # the encoding turns the board
+    "international_draughts": (lambda t, i: swap_draughts(t, i.planes_shape[0] ** 2 // 2), 2),
+    "tapatan": (lambda t, i: _bump_ply(swap_board(t, "x", "o", "rows")), 5),
+    "alquerque": (lambda t, i: _bump_ply(swap_board(t, "x", "o", "rot180")), 2),
+    "five_field_kono": (lambda t, i: _bump_ply(swap_board(t, "x", "o", "rows")), 5),
+    "tsoro_yematatu": (lambda t, i: _bump_ply(swap_board(t, "x", "o", None)), 0),
+}
+
+
+def _positions(spec, n_games=3, plies=40):
+    for g in range(n_games):
         s = games.new_state(spec)
-        for a in random_game(spec, 400 + g):
-            s.push(a)
-            x = s.encode_planes()
-            assert x.dtype == np.float32 and np.isfinite(x).all()
-            assert set(np.unique(x)) <= {0.0, 1.0}
+        rng = random.Random(g)
+        for _ in range(plies):
+            s.push(rng.choice(s.legal_actions_list()))
+            if s.is_game_over():
+                break
+            yield s.copy()
+
+
+def test_encoding_is_from_the_movers_view(spec):
+    from games.errors import InvalidPositionError
+    name = games.parse_spec(spec)[0]
+    info = games.load(spec)
+    checked = 0
+    for s in _positions(spec):
+        x = s.encode_planes()
+        assert x.dtype == np.float32 and set(np.unique(x)) <= {0.0, 1.0}
+        if name in _SWAPS:
+            make, sym = _SWAPS[name]
+            try:
+                u = games.new_state(spec)
+                u.set_position(make(s.position(), info))
+            except InvalidPositionError:
+                continue            # e.g. a drop phase where the counterpart is unreachable
+            assert u.to_move != s.to_move
+            y = u.encode_planes()
+            assert np.array_equal(x, y) or np.array_equal(x, transform_planes(y, sym)), \
+                f"{s.position()!r} and its colour swap {u.position()!r} encode differently"
+        elif name == "havannah":
+            # hexagonal text: the counts of the mover's and the opponent's stones
+            board, side = s.position().split(" ")[:2]
+            other = "w" if side == "b" else "b"
+            assert x[..., 0].sum() == board.count(side) and x[..., 1].sum() == board.count(other)
+        else:
+            # square placement boards: channel 0 the mover's stones, channel 1 the opponent's
+            board, side = s.position().split(" ")[:2]
+            other = "o" if side == "x" else "x"
+            grid = np.array(_grid(board))
+            assert np.array_equal(x[..., 0], (grid == side).astype(np.float32))
+            assert np.array_equal(x[..., 1], (grid == other).astype(np.float32))
+        checked += 1
+    assert checked >= 10, f"only {checked} positions checked"
 
 
 def test_copy_is_independent(spec):

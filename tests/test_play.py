@@ -106,3 +106,22 @@ def test_api_levels_and_errors():
     with pytest.raises(GameError, match="unknown level"):
         agent_spec("nightmare", None, 1.0, None, 0)
     assert agent_spec("balanced", "n.h5", None, 50, 0).startswith("minibal_plus:iterations=50,net=n.h5")
+
+
+def test_hint_is_the_strongest_move_and_leaves_the_playing_tree_alone():
+    """`hint` asks a separate strongest-level analysis (Unbounded Minimax, same budget), not the
+    balanced agent: x wins at once with a3 where the balanced agent keeps the game even; and the
+    playing agent's tree (its root statistics) is the same after the hint."""
+    from descent.api import Opponent
+    bot = Opponent("tic_tac_toe", level="balanced", net=None, iterations=2000, seed=1)
+    for m in ("a1", "b1", "a2", "b2"):
+        bot.push(m)
+    balanced = bot.state.move_to_str(bot.agent.choose(bot.state.copy()))
+    assert balanced != "a3"
+    before = bot.agent.search.analyse(bot.state)
+    done = bot.agent.search.iterations_done
+    assert bot.hint() == "a3" and bot.hint() == "a3"
+    assert bot.agent.search.analyse(bot.state) == before
+    assert bot.agent.search.iterations_done == done
+    assert bot.hint_spec.startswith("minimax:iterations=2000,eval=playout")
+    assert bot.reply() == balanced            # the game goes on with the balanced agent's move

@@ -177,10 +177,137 @@ def test_minimax_never_loses_tic_tac_toe(opponent):
         assert sum(r.a_result for r in records) >= 10
 
 
+def _tic_tac_toe_positions():
+    """Every non-terminal tic-tac-toe position reachable from the start (by position text)."""
+    info = games.load("tic_tac_toe")
+    seen, out, stack = set(), [], [info.new_state()]
+    while stack:
+        s = stack.pop()
+        if s.position() in seen:
+            continue
+        seen.add(s.position())
+        if s.is_game_over():
+            continue
+        out.append(s)
+        for a in s.legal_actions_list():
+            c = s.copy()
+            c.push(a)
+            stack.append(c)
+    return out
+
+
+def _immediate_wins(s):
+    out = []
+    for a in s.legal_actions_list():
+        c = s.copy()
+        c.push(a)
+        if c.is_game_over() and c.result() != "1/2-1/2":
+            out.append(a)
+    return out
+
+
+@pytest.mark.parametrize("spec", ["hybrid:depth=1", "hybrid:depth=2"])
+def test_hybrid_takes_every_immediate_win(spec):
+    """Playout estimates lie strictly inside the terminal values, so a win at once (f_t = 3/9 at
+    ply 7, say) beats any estimate, even all 15 playouts won (before: 955 of 2358 positions with
+    an immediate win missed at depth 1, 454 at depth 2)."""
+    info = games.load("tic_tac_toe")
+    agent = make_agent(spec, info)
+    s = info.new_state()
+    s.set_position("2o/oox/x1x x")
+    assert s.move_to_str(agent.choose(s)) == "b1"
+    positions = [p for p in _tic_tac_toe_positions() if _immediate_wins(p)]
+    assert len(positions) == 2358
+    missed = 0
+    for p in positions:
+        agent.reset(0)
+        missed += agent.choose(p) not in _immediate_wins(p)
+    assert missed == 0
+
+
+def test_hybrid_uses_playouts():
+    """The hybrid values its frontier by random playouts (seed 003): on the empty board at depth 1
+    the estimates differ by move, the centre is best, all lie strictly inside the decided terminal
+    values and none counts as proven; and at depth 1 the playouts make it a far better player
+    against random than the same alpha-beta with every leaf worth 0."""
+    from search_ext.evaluators import decided_floor, estimate_scale
+    info = games.load("tic_tac_toe")
+    s = info.new_state()
+    ab = AlphaBeta(info, PlayoutEvaluator(2000, 100, False, 1))
+    action, value, depth = ab.search(s, max_depth=9, nodes=1)
+    assert depth == 1 and s.move_to_str(action) == "b2" and 0 < value < decided_floor(info)
+    rows = ab.analyse(s, 1)
+    values = [r["value"] for r in rows]
+    assert len(set(values)) >= 5 and not any(r["proven"] or r["resolved"] for r in rows)
+    assert max(abs(v) for v in values) <= estimate_scale(info) < decided_floor(info)
+    assert s.move_to_str(rows[0]["action"]) == "b2"
+    zero = AlphaBeta(info)
+    assert {r["value"] for r in zero.analyse(s, 1)} == {0.0}
+
+    def points(spec):
+        return sum(r.a_result for r in run_match("tic_tac_toe", spec, "random", 30, seed=1))
+    assert points("hybrid:depth=1,playouts=15") >= points("alphabeta:depth=1") + 8
+
+
 def test_hybrid_against_uct_at_tic_tac_toe_draws():
-    # seed 003, Table 3: Hybrid Minimax-MCTS against UCT at tic-tac-toe: all draws
-    records = list(run_match("tic_tac_toe", "hybrid:depth=9,playouts=15", "mcts:iterations=20000", 6, seed=1))
+    """seed 003, Table 3: Hybrid Minimax-MCTS against UCT at tic-tac-toe, all draws; at depth 3 (not
+    9, where the whole game is searched and no playout is ever run) its frontier is valued by the
+    playouts: from the start no root value is resolved."""
+    info = games.load("tic_tac_toe")
+    rows = AlphaBeta(info, PlayoutEvaluator(15, 100, False, 1)).analyse(info.new_state(), 3)
+    assert not any(r["resolved"] or r["proven"] for r in rows)
+    records = list(run_match("tic_tac_toe", "hybrid:depth=3,playouts=15", "mcts:iterations=20000", 6,
+                             seed=1))
     assert all(r.result == 0 for r in records)
+
+
+def test_hybrid_deepens_until_proven():
+    """A playout mean of +-1 no longer stops the iterative deepening: only a proof does. In a
+    position won at once, depth 1 proves it; in a drawn one (all children estimated), the search
+    goes on to the depth limit (an exact draw needs the whole tree: depth 7 from x2/1o1/3)."""
+    info = games.load("tic_tac_toe")
+    s = info.new_state()
+    s.set_position("xx1/oo1/3 x")
+    ab = AlphaBeta(info, PlayoutEvaluator(15, 100, False, 2))
+    action, value, depth = ab.search(s, max_depth=9)
+    assert s.move_to_str(action) == "c3" and value == pytest.approx(5 / 9) and depth == 1
+    s.set_position("x2/1o1/3 x")
+    action, value, depth = ab.search(s, max_depth=9)
+    assert value == 0.0 and depth == 7
+    # an estimate of +-1 (one playout, won) at depth 1 is not a proof: depth 2 still runs
+    s = info.new_state()
+    ab = AlphaBeta(info, PlayoutEvaluator(1, 100, False, 0))
+    _, _, depth = ab.search(s, max_depth=2)
+    assert depth == 2
+
+
+@pytest.mark.parametrize("spec", ["tic_tac_toe", "reversi(size=6)", "breakthrough(rows=5,cols=5)",
+                                  "connect6(size=9)"])
+def test_playout_estimates_lie_inside_the_terminal_values(spec):
+    """The best-first search with the playout evaluator (the `descent play` fallback): on positions
+    of random games, every proven loss is below every estimate and every proven win above, and the
+    decided terminal values of random playouts are never below the floor the scaling uses."""
+    from search_ext.evaluators import decided_floor
+    info = games.load(spec)
+    floor = decided_floor(info)
+    rng = np.random.default_rng(0)
+    for g in range(3):
+        s = info.new_state()
+        b = BestFirstSearch(info, evaluator=PlayoutEvaluator(4, 200, False, g))
+        while not s.is_game_over():
+            b.search(s, iterations=12)
+            rows = b.analyse(s)
+            est = [r["value"] for r in rows if not r["resolved"]]
+            for r in rows:
+                if r["resolved"] and r["value"] != 0:
+                    assert abs(r["value"]) >= floor - 1e-6
+                    assert all((r["value"] > e) == (r["value"] > 0) for e in est)
+            assert all(abs(e) < floor for e in est)
+            moves = s.legal_actions_list()
+            s.push(moves[rng.integers(len(moves))])
+        o = s.outcome()
+        if o.binary != 0:
+            assert abs(o.score) >= floor - 1e-9
 
 
 def test_alphabeta_agrees_with_minimax_value():
@@ -224,9 +351,33 @@ def test_gaussian_selector_reproduces_table_2(level, table):
     assert np.all(np.abs(counts / n - p) <= radius), counts / n
 
 
-def test_gaussian_agent_plays_legal_moves():
-    records = list(run_match("tic_tac_toe", "gaussian:level=easy,depth=9", "random", 4, seed=2))
-    assert len(records) == 4
+@pytest.mark.parametrize("level, p_win", [("easy", 0.1217), ("medium", 0.3085), ("hard", 0.7977)])
+def test_gaussian_levels_see_a_small_proven_win_as_a_win(level, p_win):
+    """x wins with a3 only at ply 9 (f_t = 1/9), a2 and b2 draw: the level map gives the proven win 1
+    and the draws 0.5 (before: 0.556 and 0.5, a draw and a half), so the win is chosen with Table 2's
+    probability of the value 1 (x > 0.75)."""
+    agent = make_agent(f"gaussian:level={level},depth=9,seed=4", "tic_tac_toe")
+    s = games.new_state("tic_tac_toe")
+    s.set_position("1xo/2o/xox x")
+    rows = agent.base.analyse(s)
+    mapped = {s.move_to_str(r["action"]): v for r, v in zip(rows, agent.level_values(rows))}
+    assert mapped == {"a3": 1.0, "a2": 0.5, "b2": 0.5}
+    n = 400
+    wins = sum(s.move_to_str(agent.choose(s)) == "a3" for _ in range(n))
+    assert abs(wins / n - p_win) <= 4 * math.sqrt(p_win * (1 - p_win) / n)
+
+
+def test_gaussian_level_map_keeps_estimates_inside():
+    """Over a hybrid base (playout estimates): a win at once maps to 1, every estimate strictly
+    inside [0.01, 0.99], spread back over the playout means (not squeezed onto 0.5)."""
+    agent = make_agent("gaussian:level=medium,base=hybrid,depth=1,playouts=200,seed=1", "tic_tac_toe")
+    s = games.new_state("tic_tac_toe")
+    s.set_position("xx1/oo1/3 x")
+    rows = agent.base.analyse(s)
+    mapped = {s.move_to_str(r["action"]): v for r, v in zip(rows, agent.level_values(rows))}
+    assert mapped.pop("c3") == 1.0
+    assert all(0.01 <= v <= 0.99 for v in mapped.values())
+    assert max(mapped.values()) - min(mapped.values()) > 0.2
 
 
 # ---- budgets and determinism ----------------------------------------------------------------------

@@ -7,8 +7,8 @@ Every game's encoding (``State.encode_planes``) is 0/1 except the synthetic ``tr
 planes of a game are stored bit-packed: one example of planes shape (H, W, C) takes
 ``ceil(H*W*C / 8)`` bytes of planes plus 4 bytes of target, instead of ``4*H*W*C + 4`` as float32
 (a game whose planes are not all 0/1 keeps float32). Training samples a fraction sigma of the window
-by index (``sample_indices``) and decodes only one minibatch at a time (``gather``): nothing is
-concatenated, and the sampling itself needs O(sample) memory, not O(window).
+by index (``sample_indices``), takes the sample's rows still packed (``take``, O(sample) bytes) and
+decodes one minibatch at a time (``decode``): the window is never concatenated or decoded.
 
 ===========================  ==============  ==============
  game (planes shape)          float32 before  bit-packed now
@@ -237,22 +237,44 @@ class ReplayBuffer:
             got = np.unique(np.concatenate([got, rng.integers(0, n, size=k - len(got) + 16)]))
         return rng.choice(got, size=k, replace=False)
 
-    def gather(self, idx: np.ndarray):
-        """The examples at the given window indices, decoded: (x float32 (k, H, W, C), y (k,))."""
+    def take(self, idx: np.ndarray):
+        """The examples at the given window indices, still compact: ``(rows, y, packed)`` with
+        ``rows`` bit-packed uint8 (n, bytes) when every game of the window is packed (decode a slice
+        with ``decode``), else float32 planes. One sort and one take per game of the window."""
         ids, starts = self._index()
         idx = np.asarray(idx, dtype=np.int64)
         if len(idx) and (idx.min() < 0 or idx.max() >= starts[-1]):
             raise IndexError(f"replay index out of range 0..{starts[-1] - 1}")
-        x = np.empty((len(idx), *self.shape), dtype=np.float32)
-        y = np.empty(len(idx), dtype=np.float32)
-        which = np.searchsorted(starts, idx, side="right") - 1
-        for j in np.unique(which):
-            mask = which == j
-            game = self.games[ids[j]]
-            rows = idx[mask] - starts[j]
-            y[mask] = game.y[rows]
-            x[mask] = unpack_planes(game.planes[rows], self.shape) if game.packed else game.planes[rows]
-        return x, y
+        packed = all(self.games[g].packed for g in ids)
+        order = np.argsort(idx, kind="stable")
+        sidx = idx[order]
+        bounds = np.searchsorted(sidx, starts)
+        planes, ys = [], []
+        for j, gid in enumerate(ids):
+            lo, hi = bounds[j], bounds[j + 1]
+            if hi > lo:
+                game = self.games[gid]
+                rows = sidx[lo:hi] - starts[j]
+                p = game.planes[rows]
+                planes.append(p if packed or not game.packed else unpack_planes(p, self.shape))
+                ys.append(game.y[rows])
+        width = (math.ceil(int(np.prod(self.shape)) / 8),) if packed else self.shape
+        rows_sorted = np.concatenate(planes) if planes else np.zeros((0, *width), np.uint8 if packed
+                                                                       else np.float32)
+        y_sorted = np.concatenate(ys) if ys else np.zeros(0, np.float32)
+        rows = np.empty_like(rows_sorted)
+        y = np.empty_like(y_sorted)
+        rows[order] = rows_sorted
+        y[order] = y_sorted
+        return rows, y, packed
+
+    def decode(self, rows: np.ndarray, packed: bool) -> np.ndarray:
+        return unpack_planes(rows, self.shape) if packed else rows
+
+    def gather(self, idx: np.ndarray):
+        """The examples at the given window indices, decoded: (x float32 (k, H, W, C), y (k,))."""
+        rows, y, packed = self.take(idx)
+        return self.decode(rows, packed), y
 
     def sample(self, fraction: float, min_size: int, rng: np.random.Generator):
         """A uniform sample (without replacement) of ``fraction`` of the memory, at least
