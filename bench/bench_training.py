@@ -7,6 +7,14 @@
   python bench/bench_training.py selfplay [--games 4]
       Training examples produced per CPU-second and self-play games per hour on reversi(size=6),
       for the default network and a larger one.
+  python bench/bench_training.py throughput [--repeats 3] [--games-list reversi,...]
+      Issue 13: self-play throughput of today's path (one game at a time through BestFirstSearch,
+      tf.function, training between games) against the new one (SelfPlayPool with games_in_flight
+      games, ONNX Runtime, learner thread), in the same run, medians over repeats: examples per
+      CPU-second, games per hour, network states per second in self-play; the in-search states per
+      CPU-second as a fraction of the same network's best raw throughput; the machine-normalised
+      figure (examples/s of training divided by tf.function states/s at batch 256); the learner's
+      share with a full replay window; memory of the pool per worker.
   python bench/bench_training.py learning --run DIR [--games 100]
       After `descent train "reversi(size=6)" --budget 30m --milestones 5m,30m --out DIR`: the final
       network against its own 5-minute checkpoint and against MCTS with 1000 iterations per move,
@@ -83,6 +91,149 @@ def bench_selfplay(n_games: int) -> None:
               f"{100 * play / sec:.0f}% |", flush=True)
 
 
+THROUGHPUT_GAMES = {                       # game -> (self-play iterations per move, games per run)
+    "reversi(size=6)": (50, 12),
+    "breakthrough(rows=6,cols=6)": (50, 6),
+    "connect6(size=9)": (3, 6),
+}
+LEGACY = {"engine": "legacy", "inference": "tf", "learner": "inline", "games_in_flight": 1}
+NEW = {"engine": "pool", "inference": "onnx", "learner": "thread", "games_in_flight": 0}
+
+
+def _raw_rates(inf, shape, batches, seconds=1.0, wall=False):
+    """States per CPU-second (or per second of wall-clock time) of ``inf`` on random 0/1 batches
+    of each size (median of 3)."""
+    rng = np.random.default_rng(0)
+    clock = time.perf_counter if wall else time.process_time
+    out = {}
+    for b in batches:
+        x = rng.integers(0, 2, (b, *shape)).astype(np.float32)
+        inf(x)
+        reps = []
+        for _ in range(3):
+            n, c0 = 0, clock()
+            while clock() - c0 < seconds / 3:
+                inf(x)
+                n += b
+            reps.append(n / (clock() - c0))
+        out[b] = statistics.median(reps)
+    return out
+
+
+def _member_run(game, cfg, extra, n_games, seed):
+    from training.trainer import MemberJob, train_member
+    recs = []
+    with tempfile.TemporaryDirectory() as d:
+        job = MemberJob(d, 0, game, cfg, 1e9, [], seed=seed, threads=1, max_games=n_games,
+                        extra=extra)
+        train_member(job, recs.append)
+    ex = sum(r["examples"] for r in recs)
+    cpu = sum(r["examples"] / r["examples_per_cpu_s"] for r in recs if r["examples_per_cpu_s"] > 0)
+    wall = sum(r["seconds"] for r in recs)
+    return {"ex_cpu": ex / cpu, "games_h": 3600 * len(recs) / wall, "ex_s": ex / wall,
+            "states_s": recs[-1]["evaluations"] / wall, "ex_game": ex / len(recs),
+            "in_flight": recs[-1]["games_in_flight"], "learn_share": sum(r["learn_seconds"] for r in recs) / wall}
+
+
+def _pool_alone(info, model, iterations, in_flight, n_games):
+    """Self-play alone (no learner): states per CPU-second inside the search, mean batch, memory."""
+    from training.inference import make_inference
+    from training.selfplay import SelfPlayPool
+    inf = make_inference(model, "onnx")
+    seeds = list(range(n_games))
+    out = []
+    pool = SelfPlayPool(info, inf, iterations=iterations, games_in_flight=in_flight)
+    c0 = time.process_time()
+    pool.run(lambda: (seeds.pop(), 0.3, -1.0, None) if seeds else None, out.append)
+    cpu = time.process_time() - c0
+    return {"states_cpu": pool.eval_states / cpu, "batch": pool.eval_states / pool.eval_calls,
+            "mem": pool.memory_bytes(), "peak_nodes": max(g["peak_nodes"] for g in out),
+            "ex_game": statistics.mean(len(g["y"]) for g in out), "ex_cpu": sum(len(g["y"]) for g in out) / cpu}
+
+
+def _learner_full_window(info, model, cfg, ex_game):
+    """CPU seconds of one training pass with a full replay window (``replay_games`` games of
+    ``ex_game`` examples): sample sigma of the window, decode, augment, train."""
+    from training.network import make_optimizer, make_train_step
+    from training.replay import ReplayBuffer
+    from training.trainer import training_batches
+    tr = cfg["training"]
+    rng = np.random.default_rng(0)
+    n = int(ex_game)
+    x = rng.integers(0, 2, (n, *info.planes_shape)).astype(np.float32)
+    y = rng.uniform(-1, 1, n).astype(np.float32)
+    step = make_train_step(model, make_optimizer(model, tr["learning_rate"]))
+    with tempfile.TemporaryDirectory() as d:
+        replay = ReplayBuffer(os.path.join(d, "replay"), tr["replay_games"], info.planes_shape)
+        for g in range(1, tr["replay_games"] + 1):
+            replay.add(g, x, y, np.zeros(n, np.int32), {"result": 0, "plies": 1})
+        idx = replay.sample_indices(tr["sample_fraction"], tr["min_sample"], rng)
+        batches = list(training_batches(replay, idx[:tr["batch_size"] * 2], tr["batch_size"],
+                                        info.symmetries, tr["augment"], rng))
+        step(*batches[0])
+        c0 = time.process_time()
+        steps = 0
+        for bx, by in training_batches(replay, idx, tr["batch_size"], info.symmetries, tr["augment"], rng):
+            step(bx, by)
+            steps += 1
+        return time.process_time() - c0, len(idx), steps
+
+
+def bench_throughput(repeats: int, names) -> None:
+    from descent.config import default_config_path, load_config
+    from training.inference import OnnxInference, TFInference, default_games_in_flight
+    from training.network import build_model, configure_threads
+    from training.run import training_config
+    configure_threads(1)
+    rows, extra_rows = [], []
+    for game in names:
+        iterations, n_games = THROUGHPUT_GAMES[game]
+        info = games.load(game)
+        cfg = training_config(load_config(default_config_path(game)))
+        cfg["selfplay"]["iterations"] = iterations
+        net = cfg["network"]
+        model = build_model(info.planes_shape, net["filters"], net["blocks"], net["head_units"], seed=0)
+        res = {"legacy": [], "new": []}
+        tf256, tf256w = [], []
+        for rep in range(repeats):
+            tf256.append(_raw_rates(TFInference(model), info.planes_shape, [256])[256])
+            tf256w.append(_raw_rates(TFInference(model), info.planes_shape, [256], wall=True)[256])
+            res["legacy"].append(_member_run(game, cfg, LEGACY, max(2, n_games // 3), rep + 1))
+            res["new"].append(_member_run(game, cfg, NEW, n_games, rep + 1))
+        tf_rate, tf_wall = statistics.median(tf256), statistics.median(tf256w)
+        for path in ("legacy", "new"):
+            med = {k: statistics.median(r[k] for r in res[path]) for k in res[path][0]}
+            rows.append(f"| {game} ({iterations} it/move) | {path} | {med['in_flight']:.0f} | "
+                        f"{med['ex_cpu']:,.0f} | {med['games_h']:,.0f} | {med['states_s']:,.0f} | "
+                        f"{med['ex_s']:,.0f} | **{med['ex_cpu'] / tf_rate:.3f}** / {med['ex_s'] / tf_wall:.3f} | "
+                        f"{100 * med['learn_share']:.0f}% |")
+            print(rows[-1], flush=True)
+        # in-search fraction and memory (self-play alone), learner share with a full window
+        g_auto = default_games_in_flight(info.branching)
+        alone = _pool_alone(info, model, iterations, g_auto, g_auto)
+        raw = _raw_rates(OnnxInference(model), info.planes_shape, [1, 5, 32, 256, round(alone["batch"])])
+        best = max(raw.values())
+        learn_cpu, sample, steps = _learner_full_window(info, model, cfg, alone["ex_game"])
+        play_cpu = alone["ex_game"] / alone["ex_cpu"]
+        extra_rows.append(
+            f"| {game} | {g_auto} | {alone['batch']:.0f} | {alone['states_cpu']:,.0f} | {best:,.0f} | "
+            f"**{100 * alone['states_cpu'] / best:.0f}%** | {alone['mem'] / 2**20:.1f} MiB "
+            f"({alone['peak_nodes']:,} nodes) | {learn_cpu:.1f} s / {play_cpu:.1f} s "
+            f"(**{100 * learn_cpu / (learn_cpu + play_cpu):.0f}%**) | {tf_rate:,.0f} |")
+        print(extra_rows[-1], flush=True)
+    print()
+    print("| game | path | games in flight | examples per CPU-s | games/hour | states/s | examples/s "
+          "| normalised: examples per CPU-s / tf.function@256 states per CPU-s, and the same per wall-clock s "
+          "| time in training passes (wall) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n".join(rows))
+    print()
+    print("| game | games in flight | mean batch | in-search states per CPU-s | best raw (ONNX) | fraction "
+          "| pool memory | learner CPU per game, full window / self-play CPU per game | tf.function @256 states per CPU-s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n".join(extra_rows))
+
+
 def bench_learning(run: str, n_games: int, workers: int, opening_plies: int, against=("early", "mcts"),
                    partial: str | None = None) -> None:
     import json
@@ -113,7 +264,10 @@ def bench_learning(run: str, n_games: int, workers: int, opening_plies: int, aga
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=("inference", "selfplay", "learning"))
+    ap.add_argument("what", choices=("inference", "selfplay", "learning", "throughput"))
+    ap.add_argument("--quick", action="store_true", help="throughput: a smoke run (2 iterations, 2 games)")
+    ap.add_argument("--games-list", default=",".join(THROUGHPUT_GAMES),
+                    help="throughput: games to measure (comma separated specs; keys of THROUGHPUT_GAMES)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=200)
     ap.add_argument("--games", type=int, default=None)
@@ -127,6 +281,12 @@ def main() -> int:
         print("| game | net (filters x blocks) | mean batch | in-search states/s | raw states/s | ratio |")
         print("|---|---|---|---|---|---|")
         bench_inference(a.repeats, a.iterations)
+    elif a.what == "throughput":
+        if a.quick:
+            for k, (it, n) in THROUGHPUT_GAMES.items():
+                THROUGHPUT_GAMES[k] = (2, 2)
+        names = [g for g in THROUGHPUT_GAMES if g in a.games_list or g.split("(")[0] in a.games_list.split(",")]
+        bench_throughput(min(a.repeats, 3) if a.repeats == 5 else a.repeats, names)
     elif a.what == "selfplay":
         print("| game | net | examples/game | examples per CPU-s | games/hour | share of time in self-play |")
         print("|---|---|---|---|---|---|")

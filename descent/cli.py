@@ -306,6 +306,14 @@ def match(game, agent_a, agent_b, n_games, workers, seed, verbose, ray_address):
                f"searched with a full table: A {full[0]}, B {full[1]}")
 
 
+def _ray_runner(address, ship: bool = False):
+    """Members trained on Ray at ``address`` (None: local worker processes)."""
+    if address is None:
+        return None
+    from descent.distributed import ray_runner
+    return ray_runner(address, ship)
+
+
 @cli.command()
 @click.argument("game")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
@@ -353,8 +361,8 @@ def train(game, config_path, population, budget, milestones, workers, out, seed,
                f"(milestones {', '.join(n for n, _ in ms)}) in {run_dir}; config {cfg_path}")
     ray_address = ray_address or run_cfg["ray"] or None
     results = run_training(info.spec, cfg, population, budget_s, ms, workers, run_dir, seed,
-                           threads=run_cfg["threads"], max_games=max_games, ray_address=ray_address,
-                           ship=ray_ship)
+                           threads=run_cfg["threads"], max_games=max_games,
+                           remote=_ray_runner(ray_address, ray_ship))
     for i, r in enumerate(results):
         click.echo(f"member {i}: {r['games']} games, {r['examples']} examples, "
                    f"{r['train_seconds']:.0f} s trained, milestones: {', '.join(r['milestones_done']) or 'none'}")
@@ -564,7 +572,7 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
     ray_address = ray_address or cfg["run"]["ray"] or None
     click.echo(f"[1/4] training {population} networks of {info.spec} for {budget} each in {run_dir}")
     run_training(info.spec, cfg, population, budget_s, ms, workers, run_dir, seed,
-                 threads=cfg["run"]["threads"], ray_address=ray_address)
+                 threads=cfg["run"]["threads"], remote=_ray_runner(ray_address))
     click.echo(f"[2/4] ranking them ({rank_agent})")
     pools = do_rank(run_dir, info.spec, rank_agent, games_per_pair, opening_plies, workers, seed,
                     ray_address=ray_address, echo=click.echo)

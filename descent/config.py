@@ -78,6 +78,17 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "milestones": Key(str, "3m,10m", "named checkpoints, comma separated durations"),
         "workers": Key(int, 1, "population members trained in parallel processes", min=1, max=1024),
         "threads": Key(int, 1, "TensorFlow threads per worker process", min=1, max=1024),
+        "games_in_flight": Key(int, 0, "self-play games kept going per worker, their expansions "
+                                       "evaluated in one batch (0: auto, from the branching factor)",
+                               min=0, max=4096),
+        "inference": Key(str, "auto", "network backend inside self-play: onnx (ONNX Runtime), numpy, "
+                                      "tf (tf.function); auto: tf on a GPU, else onnx if installed, "
+                                      "else numpy", choices=("auto", "onnx", "numpy", "tf")),
+        "device": Key(str, "auto", "training and inference device: auto (a GPU when TensorFlow sees "
+                                   "one), cpu or gpu", choices=("auto", "cpu", "gpu")),
+        "learner": Key(str, "thread", "training steps in a thread beside self-play (thread; "
+                                      "self-play's weights at most one pass old) or between games "
+                                      "(inline)", choices=("thread", "inline")),
         "ray": Key(str, "", "Ray cluster for train/rank/evaluate/pipeline: '' (no Ray: local worker "
                              "processes), 'local', 'auto' or an address; --ray overrides it"),
     },

@@ -147,6 +147,13 @@ def _train_remote(job, queue, shipped: bytes | None):
         return result, _pack(mdir)
 
 
+def ray_runner(address: str | None, ship: bool = False):
+    """The ``remote`` of ``training.run.run_training`` that trains the members on Ray."""
+    def remote(jobs, on_record):
+        return train_members_ray(jobs, address, on_record, ship)
+    return remote
+
+
 def train_members_ray(jobs, address: str | None, on_record, ship: bool = False) -> list[dict]:
     """Train members as Ray tasks; progress records come back through a Ray queue."""
     ray = init(address)

@@ -219,12 +219,23 @@ def make_agent(text: str, game) -> "Agent":
     return BestFirstAgent(info, text, opts, name)
 
 
+# ``net=PATH`` needs a value network: loading one is the job of the layer above the search
+# (``descent.networks`` installs the loader); the search itself imports no training code.
+_NETWORK_EVALUATOR = None
+
+
+def set_network_evaluator(fn) -> None:
+    """Install ``fn(opts, game) -> Evaluator``, the evaluator built for ``net=PATH``."""
+    global _NETWORK_EVALUATOR
+    _NETWORK_EVALUATOR = fn
+
+
 def _evaluator(opts: dict, seed: int, game=None):
     if opts.get("net"):
-        from training.network import Inference, load_network
-        model, _ = load_network(opts["net"], game)
-        inf = opts.setdefault("_inference", Inference(model))
-        return inf.evaluator()
+        if _NETWORK_EVALUATOR is None:
+            raise AgentSpecError(f"net={opts['net']}: no network loader is installed "
+                                 f"(import descent, which installs descent.networks)")
+        return _NETWORK_EVALUATOR(opts, game)
     if opts.get("eval", "zero") == "playout":
         return PlayoutEvaluator(opts["playouts"], opts["playout_cap"], False, seed)
     return ZeroEvaluator()

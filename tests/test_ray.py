@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from descent.distributed import RayUnavailable
+from descent.distributed import RayUnavailable, ray_runner
 
 ray = pytest.importorskip("ray")
 
@@ -68,7 +68,7 @@ batch_size = 32
     run = tmp_path / "run"
     records = []
     results = run_training("tic_tac_toe", cfg, 2, 2.0, [("1s", 1.0), ("2s", 2.0)], 1, run, 0,
-                           progress=False, echo=records.append, ray_address="local", ship=ship)
+                           progress=False, echo=records.append, remote=ray_runner("local", ship))
     assert [r["milestones_done"] for r in results] == [["1s", "2s"], ["1s", "2s"]]
     for m in (0, 1):
         assert (run / f"member_{m:02d}" / "milestone_2s.weights.h5").exists()
@@ -76,5 +76,5 @@ batch_size = 32
     assert any("member 1 game" in r for r in records)
     # rerun: nothing more to do, counters unchanged
     again = run_training("tic_tac_toe", cfg, 2, 2.0, [("1s", 1.0), ("2s", 2.0)], 1, run, 0,
-                         progress=False, echo=records.append, ray_address="local", ship=ship)
+                         progress=False, echo=records.append, remote=ray_runner("local", ship))
     assert [r["games"] for r in again] == [r["games"] for r in results]

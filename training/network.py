@@ -68,7 +68,8 @@ def _meta_of(f, path: Path, formats=tuple(_FORMATS)) -> tuple[str, dict]:
 
 def configure_threads(threads: int) -> None:
     """Limit TensorFlow's thread pools (call before building any model)."""
-    import tensorflow as tf
+    from training import import_tensorflow
+    tf = import_tensorflow()
     try:
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(threads)
@@ -80,6 +81,8 @@ def build_model(planes_shape, filters: int = 32, blocks: int = 2, head_units: in
                 seed: int = 0):
     """Residual CNN: a 3x3 stem, ``blocks`` residual blocks of two 3x3 convolutions, then a dense
     head ending in one tanh unit."""
+    from training import import_tensorflow
+    import_tensorflow()
     import keras
     from keras import layers
     keras.utils.set_random_seed(seed)
@@ -100,6 +103,8 @@ def build_model(planes_shape, filters: int = 32, blocks: int = 2, head_units: in
 
 
 def make_optimizer(model, learning_rate: float):
+    from training import import_tensorflow
+    import_tensorflow()
     import keras
     opt = keras.optimizers.Adam(learning_rate=learning_rate)
     opt.build(model.trainable_variables)
@@ -110,7 +115,8 @@ class Inference:
     """Fast exact inference: ``inference(batch) -> values`` (float32, shape (n,))."""
 
     def __init__(self, model):
-        import tensorflow as tf
+        from training import import_tensorflow
+        tf = import_tensorflow()
         self.model = model
         shape = model.input_shape[1:]
         self._fn = tf.function(lambda x: model(x, training=False),
@@ -131,7 +137,8 @@ class Inference:
 
 def make_train_step(model, optimizer):
     """A compiled training step on one batch: returns the MSE loss."""
-    import tensorflow as tf
+    from training import import_tensorflow
+    tf = import_tensorflow()
 
     @tf.function(reduce_retracing=True)
     def step(x, y):

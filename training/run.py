@@ -107,6 +107,13 @@ def training_config(cfg: dict) -> dict:
     return {k: cfg[k] for k in ("network", "selfplay", "training")}
 
 
+def runtime_config(cfg: dict) -> dict:
+    """The [run] keys that set how self-play runs (not what it computes): see
+    ``training.trainer.runtime_options``."""
+    run = cfg.get("run", {})
+    return {k: run[k] for k in ("games_in_flight", "inference", "device", "learner") if k in run}
+
+
 def _worker(job: MemberJob, queue):
     def report(rec):
         queue.put(rec)
@@ -118,17 +125,22 @@ def _worker(job: MemberJob, queue):
 
 def run_training(game: str, cfg: dict, population: int, budget: float, milestones, workers: int,
                  run_dir: Path, seed: int, threads: int = 1, progress: bool = True,
-                 max_games: int = 0, echo=print, ray_address: str | None = None,
-                 ship: bool = False) -> list[dict]:
-    """Train (or continue training) every member of the population; returns their counters."""
+                 max_games: int = 0, echo=print, remote=None, runtime: dict | None = None) -> list[dict]:
+    """Train (or continue training) every member of the population; returns their counters.
+
+    ``remote(jobs, on_record) -> results``: run the members elsewhere (e.g. on Ray:
+    ``descent.distributed.ray_runner``); the training package knows no cluster. ``runtime``: how
+    self-play runs (``runtime_config(cfg)``: games in flight, inference backend, device, learner)."""
     run_dir = Path(run_dir)
     tcfg = training_config(cfg)
     with RunLock(run_dir):
         from training.network import clean_temp_files
         clean_temp_files(run_dir)          # e.g. run.json's, of a killed first run; members clean theirs
         check_run(run_dir, game, tcfg, seed)
+        rt = runtime_config(cfg) if runtime is None else runtime
         jobs = [MemberJob(str(run_dir), i, game, tcfg, budget, list(milestones), seed + i,
-                          threads=threads if workers > 1 else max(threads, 1), max_games=max_games)
+                          threads=threads if workers > 1 else max(threads, 1), max_games=max_games,
+                          extra=dict(rt))
                 for i in range(population)]
         from tqdm import tqdm
         total = population * budget
@@ -155,9 +167,8 @@ def run_training(game: str, cfg: dict, population: int, budget: float, milestone
 
         results = []
         try:
-            if ray_address is not None:
-                from descent.distributed import train_members_ray
-                results = train_members_ray(jobs, ray_address, on_record, ship)
+            if remote is not None:
+                results = remote(jobs, on_record)
             elif workers <= 1:
                 for job in jobs:
                     results.append(train_member(job, on_record))

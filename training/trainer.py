@@ -4,7 +4,8 @@ A member is an independent unit of work (``train_member(job)``): it reads and wr
 directory, so it can run in a local worker process or, later, on another machine. Rerunning it
 continues where it stopped. Per game:
 
-1. play one self-play game (``training.selfplay.play_game``) with the current network;
+1. play self-play games (``training.selfplay.SelfPlayPool``: ``games_in_flight`` games at once,
+   one batched network call per round) with the current network; as each game ends:
 2. write the game's examples to the replay buffer (one file, atomically);
 3. train one pass over a uniform sample of a fraction sigma of the replay window (Adam, MSE),
    decoded and augmented one minibatch at a time;
@@ -132,6 +133,8 @@ def _event_records(path: Path):
 
 def _logged_scalars(tb_dir: Path) -> set:
     """(step, tag) of every scalar in the event files of ``tb_dir`` (a truncated tail is ignored)."""
+    from training import import_tensorflow
+    import_tensorflow()                 # quietly, before tensorflow.core loads it
     from tensorflow.core.util import event_pb2
     seen = set()
     if not tb_dir.is_dir():
@@ -171,7 +174,8 @@ def repair_logs(mdir: Path, games_done: int, pending: dict | None, writer=None) 
         tmp.write_text("".join(json.dumps(r) + "\n" for r in kept))
         _fsync_replace(tmp, path)
     if writer is not None and kept:
-        import tensorflow as tf
+        from training import import_tensorflow
+        tf = import_tensorflow()
         have = _logged_scalars(mdir / "tensorboard")
         for rec in kept:
             g = int(rec["game"])
@@ -191,20 +195,110 @@ def _append_line(path: Path, record: dict) -> None:
         os.fsync(f.fileno())
 
 
+RUNTIME_DEFAULTS = {"games_in_flight": 0, "inference": "auto", "device": "auto",
+                    "learner": "thread", "engine": "pool"}
+
+
+def runtime_options(job: MemberJob) -> dict:
+    """How a member's self-play runs (``job.extra``, from the config's [run] section): these change
+    its speed, not what a game is, so a run can change them between reruns."""
+    opts = dict(RUNTIME_DEFAULTS)
+    opts.update({k: v for k, v in job.extra.items() if k in RUNTIME_DEFAULTS})
+    return opts
+
+
+class _Learner:
+    """Consumes finished games in order: replay, one training pass, state, milestones, log.
+
+    ``mode = "thread"``: in a thread beside self-play (a queue of at most one waiting game, so
+    self-play runs ahead of the learner by at most the games in flight plus one); ``"inline"``: in
+    the caller. After each pass the weights are snapshotted for self-play's inference."""
+
+    def __init__(self, process, mode: str):
+        import queue
+        import threading
+        self.process = process
+        self.mode = mode
+        self.error = None
+        self.snapshot = None
+        self._lock = threading.Lock()
+        if mode == "thread":
+            self.queue = queue.Queue(maxsize=1)
+            self.thread = threading.Thread(target=self._loop, name="learner", daemon=True)
+            self.thread.start()
+
+    def _loop(self):
+        while True:
+            g = self.queue.get()
+            if g is None:
+                return
+            if self.error is not None:
+                continue
+            try:
+                self._post(self.process(g))
+            except BaseException as exc:           # surfaced in the self-play thread
+                self.error = exc
+
+    def _post(self, weights):
+        with self._lock:
+            self.snapshot = weights
+
+    def take_snapshot(self):
+        with self._lock:
+            w, self.snapshot = self.snapshot, None
+        return w
+
+    def submit(self, g):
+        self.check()
+        if self.mode == "thread":
+            while True:
+                try:
+                    self.queue.put(g, timeout=0.5)
+                    return
+                except Exception:
+                    self.check()
+                    if not self.thread.is_alive():
+                        raise RuntimeError("the learner thread ended") from None
+        self._post(self.process(g))
+
+    def check(self):
+        if self.error is not None:
+            raise self.error
+
+    def close(self):
+        if self.mode == "thread":
+            self.queue.put(None)
+            self.thread.join()
+        self.check()
+
+
+NODE_BYTES = 80     # a self-play table's state with its edges and hash slot, about (``[selfplay] max_mb``)
+
+
 def train_member(job: MemberJob, report=None) -> dict:
     """Train one member until its budget (or ``max_games``); returns its final counters.
 
     ``report(dict)`` is called after every game with a one-line summary record.
+
+    Self-play: ``SelfPlayPool`` with ``games_in_flight`` games and the inference backend of
+    ``training.inference`` (``job.extra``, see ``runtime_options``); ``engine = "legacy"`` plays one
+    game at a time through ``BestFirstSearch`` (the previous path, for comparisons). The learner
+    (``learner = "thread"``) trains beside self-play: self-play's weights are then at most one
+    training pass behind (refreshed after every pass), plus the games already in flight.
     """
-    from training.network import (Inference, build_model, clean_temp_files, configure_threads,
+    from training.network import (build_model, clean_temp_files, configure_threads,
                                   crash_point, load_state, make_optimizer, make_train_step,
                                   save_state, save_weights, write_json)
+    from training import import_tensorflow
+    from training.inference import (TFInference, default_games_in_flight, make_inference,
+                                    model_weights, use_device)
+    rt = runtime_options(job)
+    tf = import_tensorflow()
+    device = use_device(rt["device"])
     configure_threads(job.threads)
-    import tensorflow as tf
     import games
-    from search_ext.bestfirst import BestFirstSearch
     from training.replay import ReplayBuffer
-    from training.selfplay import play_game
+    from training.selfplay import SelfPlayPool, play_game
 
     cfg = job.config
     info = games.load(job.game)
@@ -233,10 +327,16 @@ def train_member(job: MemberJob, report=None) -> dict:
                                   f"({exc})") from None
     replay = ReplayBuffer(mdir / "replay", tr["replay_games"], info.planes_shape)
     replay.load(counters["games"])
-    inference = Inference(model)
-    search = BestFirstSearch(info, rule="minimax", descent=True, evaluator=inference.evaluator(),
-                             max_nodes=sp["max_nodes"], max_mb=sp.get("max_mb", 1024.0),
-                             keep_tree=True)     # tree learning collects the whole game's tree
+    legacy = rt["engine"] == "legacy"
+    if legacy:
+        inference = TFInference(model)
+    else:
+        inference = make_inference(model, rt["inference"], device, threads=job.threads)
+    learner_mode = rt["learner"]
+    if inference.name == "tf" or legacy:
+        learner_mode = "inline"                  # the tf backend reads the live weights
+    in_flight = 1 if legacy else (rt["games_in_flight"]
+                                  or default_games_in_flight(info.branching, device))
     train_step = make_train_step(model, optimizer)
     # trace both compiled functions now, outside the timed loop (nothing is applied)
     spec = tf.TensorSpec((None, *info.planes_shape), tf.float32)
@@ -244,10 +344,11 @@ def train_member(job: MemberJob, report=None) -> dict:
     inference(np.zeros((1, *info.planes_shape), np.float32))
     writer = tf.summary.create_file_writer(str(mdir / "tensorboard"))
     repair_logs(mdir, counters["games"], pending, writer)
-    games_this_call = 0
     base_meta = {"game": info.spec, "game_version": info.version, "member": job.member,
                  "seed": job.seed, "config": cfg}
     last = {"record": pending}       # the last counted game's record, saved with the state
+    clock = {"t": time.perf_counter(), "cpu": time.process_time()}
+    started = {"n": 0, "next": counters["games"]}
 
     def state_meta() -> dict:
         return {**base_meta, "counters": snapshot(), "record": last["record"]}
@@ -269,28 +370,24 @@ def train_member(job: MemberJob, report=None) -> dict:
                 save_weights(mdir / f"milestone_{name}.weights.h5", model, meta)
                 save_state(state_path, model, optimizer, state_meta())
 
-    write_milestones()     # a milestone reached before a kill but not yet written
-    while counters["train_seconds"] < job.budget:
-        if job.max_games and games_this_call >= job.max_games:
-            break
-        t0 = time.perf_counter()
-        cpu0 = time.process_time()
-        frac = min(1.0, counters["train_seconds"] / job.budget)
-        e = max(sp["exploration_floor"], frac)
-        epsilon = sp["epsilon"] if sp["exploration"] == "epsilon" else -1.0
-        g = play_game(info, search, sp["iterations"] if sp["time"] <= 0 else 0, sp["time"], e,
-                      epsilon, int(rng.integers(0, 2**62)))
+    def process(g):
+        """One finished game: replay, a training pass, the state, milestones, the log."""
         game_id = counters["games"] + 1
         x, y = g["x"], g["y"]
         replay.add(game_id, x, y, np.full(len(y), g["plies"], np.int32),
                    {"result": g["result"], "plies": g["plies"], "game": info.spec,
                     "version": info.version})
         crash_point("replay_written")
-        t_play = time.perf_counter() - t0
+        t_learn = time.perf_counter()
         idx = replay.sample_indices(tr["sample_fraction"], tr["min_sample"], rng)
         losses = [float(train_step(bx, by)) for bx, by in
                   training_batches(replay, idx, tr["batch_size"], info.symmetries, tr["augment"], rng)]
-        dt = time.perf_counter() - t0
+        now = time.perf_counter()
+        learn = now - t_learn
+        dt = now - clock["t"]                    # wall time since the previous counted game
+        cpu_now = time.process_time()
+        cpu = cpu_now - clock["cpu"]
+        clock["t"], clock["cpu"] = now, cpu_now
         # value error of the searched root values against the final outcome (mover's view)
         outcome = np.where(g["movers"] == 0, g["result"], -g["result"]).astype(np.float32)
         value_error = float(np.mean((g["root_values"] - outcome) ** 2)) if len(outcome) else 0.0
@@ -299,17 +396,19 @@ def train_member(job: MemberJob, report=None) -> dict:
         counters["updates"] += len(losses)
         counters["train_seconds"] += dt
         loss = float(np.mean(losses)) if losses else float("nan")
-        cpu = time.process_time() - cpu0
         record = {"member": job.member, "game": game_id, "plies": g["plies"], "result": g["result"],
                   "examples": int(len(y)), "loss": loss, "value_error": value_error,
-                  "seconds": dt, "play_seconds": t_play, "train_seconds": counters["train_seconds"],
+                  "seconds": dt, "play_seconds": float(g.get("seconds", dt - learn)),
+                  "learn_seconds": learn, "train_seconds": counters["train_seconds"],
                   "budget": job.budget, "examples_per_cpu_s": len(y) / max(cpu, 1e-9),
-                  "e": e, "replay_size": replay.size, "replay_bytes": replay.nbytes}
+                  "e": g["e"], "short_moves": int(g.get("short_moves", 0)),
+                  "games_in_flight": in_flight, "evaluations": int(inference.states),
+                  "inference": inference.name, "replay_size": replay.size,
+                  "replay_bytes": replay.nbytes}
         last["record"] = record
         save_state(state_path, model, optimizer, state_meta())    # the game counts from here on
         crash_point("state_saved")
         write_milestones()
-        games_this_call += 1
         _append_line(mdir / LOG_FILE, record)
         crash_point("log_written")
         with writer.as_default(step=game_id):
@@ -318,6 +417,57 @@ def train_member(job: MemberJob, report=None) -> dict:
         writer.flush()
         if report is not None:
             report(record)
+        return None if legacy else model_weights(model)
+
+    learner = _Learner(process, learner_mode)
+
+    def new_game():
+        if learner.error is not None:
+            return None
+        if counters["train_seconds"] >= job.budget:
+            return None
+        if job.max_games and started["n"] >= job.max_games:
+            return None
+        started["n"] += 1
+        started["next"] += 1
+        frac = min(1.0, counters["train_seconds"] / job.budget)
+        e = max(sp["exploration_floor"], frac)
+        epsilon = sp["epsilon"] if sp["exploration"] == "epsilon" else -1.0
+        seed = int(np.random.SeedSequence([job.seed, started["next"]]).generate_state(1, np.uint64)[0])
+        return seed, e, epsilon, e
+
+    def on_game(g):
+        g["e"] = g.get("tag", 0.0)
+        learner.submit(g)
+
+    def evaluate(batch):
+        w = learner.take_snapshot()
+        if w is not None:
+            inference.refresh(w)
+        return inference(batch)
+
+    write_milestones()     # a milestone reached before a kill but not yet written
+    clock["t"], clock["cpu"] = time.perf_counter(), time.process_time()
+    try:
+        if legacy:
+            from search_ext.bestfirst import BestFirstSearch
+            search = BestFirstSearch(info, rule="minimax", descent=True,
+                                     evaluator=inference.evaluator(), max_nodes=sp["max_nodes"],
+                                     max_mb=sp["max_mb"], keep_tree=True)   # tree learning: whole tree
+            while (params := new_game()) is not None:
+                seed, e, epsilon, tag = params
+                t0 = time.perf_counter()
+                g = play_game(info, search, sp["iterations"] if sp["time"] <= 0 else 0, sp["time"],
+                              e, epsilon, seed % (1 << 62))
+                g["seconds"], g["tag"] = time.perf_counter() - t0, tag
+                on_game(g)
+        else:
+            pool = SelfPlayPool(info, evaluate, iterations=sp["iterations"] if sp["time"] <= 0 else 0,
+                                seconds=sp["time"], games_in_flight=in_flight,
+                                max_nodes=max(16, min(sp["max_nodes"], int(sp["max_mb"] * 2 ** 20 / NODE_BYTES))))
+            pool.run(new_game, on_game)
+    finally:
+        learner.close()
     writer.flush()
     write_json(mdir / "status.json", {**{k: v for k, v in counters.items() if k != "rng"},
                                       "budget": job.budget, "done": counters["train_seconds"] >= job.budget})

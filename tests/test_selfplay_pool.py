@@ -1,0 +1,177 @@
+"""Self-play throughput (issue 13) and its correctness: the inference backends equal the Keras
+model, the many-games pool plays exactly the games of the one-game path, a full node table never
+raises, and the move choice follows the ordinal distribution / epsilon-greedy frequencies.
+Iteration budgets only; seconds each."""
+import numpy as np
+import pytest
+
+import games
+from training.selfplay import SelfPlayPool, ordinal_probabilities, play_game, sample_ranks
+
+
+# ---- inference --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spec,blocks", [("reversi(size=6)", 2), ("connect6(size=9)", 1)])
+def test_inference_backends_equal_keras(spec, blocks):
+    from training.inference import (NumpyInference, OnnxInference, TFInference, make_inference,
+                                    model_weights)
+    from training.network import build_model, make_optimizer, make_train_step
+    info = games.load(spec)
+    model = build_model(info.planes_shape, filters=16, blocks=blocks, head_units=16, seed=3)
+    rng = np.random.default_rng(0)
+    backends = [OnnxInference(model), NumpyInference(model), TFInference(model)]
+    for n in (1, 5, 33):
+        x = rng.integers(0, 2, (n, *info.planes_shape)).astype(np.float32)
+        ref = model(x, training=False).numpy().reshape(-1)
+        for b in backends:
+            np.testing.assert_allclose(b(x), ref, atol=1e-4, err_msg=b.name)
+    # a training step changes the weights: the snapshot backends see them after refresh()
+    step = make_train_step(model, make_optimizer(model, 0.05))
+    x = rng.integers(0, 2, (64, *info.planes_shape)).astype(np.float32)
+    step(x, np.ones(64, np.float32))
+    ref = model(x, training=False).numpy().reshape(-1)
+    stale = backends[0](x)
+    assert np.abs(stale - ref).max() > 1e-3, "the step did not change the outputs"
+    w = model_weights(model)
+    for b in backends[:2]:
+        b.refresh(w)
+        np.testing.assert_allclose(b(x), ref, atol=1e-4, err_msg=b.name)
+    assert make_inference(model, "auto", "cpu").name == "onnx"
+    assert make_inference(model, "numpy").name == "numpy"
+    with pytest.raises(ValueError, match="unknown inference backend"):
+        make_inference(model, "tflite")
+
+
+# ---- the pool against the one-game path -----------------------------------------------------------
+
+def fixed_net(shape):
+    """A deterministic value function of each state alone (batch composition cannot matter)."""
+    w = np.random.default_rng(7).normal(size=int(np.prod(shape))) / 4
+
+    def f(batch):
+        b = np.asarray(batch, np.float64).reshape(len(batch), -1)
+        return np.tanh(np.array([row @ w for row in b])).astype(np.float32)
+    return f
+
+
+def pool_games(info, f, seeds, e=0.3, epsilon=-1.0, **kw):
+    out = []
+    queue = [(s, e, epsilon, s) for s in reversed(seeds)]
+    pool = SelfPlayPool(info, f, **kw)
+    pool.run(lambda: queue.pop() if queue else None, out.append)
+    return sorted(out, key=lambda g: g["tag"]), pool
+
+
+@pytest.mark.parametrize("spec", ["tic_tac_toe", "reversi(size=6)"])
+def test_pool_plays_the_games_of_the_one_game_path(spec):
+    """One game in flight, no compaction: the same moves, root values and tree-learning examples
+    (states and values) as BestFirstSearch(descent=True) + play_game."""
+    from search_ext.bestfirst import BestFirstSearch
+    from search_ext.evaluators import CallableEvaluator
+    info = games.load(spec)
+    f = fixed_net(info.planes_shape)
+    for seed in (1, 2):
+        old = play_game(info, BestFirstSearch(info, descent=True,
+                                              evaluator=CallableEvaluator(f, info.planes_shape)),
+                        12, 0.0, 0.3, -1.0, seed)
+        (new,), _ = pool_games(info, f, [seed], iterations=12, games_in_flight=1)
+        assert new["moves"] == old["moves"]
+        np.testing.assert_allclose(new["root_values"], old["root_values"], atol=1e-6)
+        np.testing.assert_array_equal(new["movers"], old["movers"])
+        assert new["result"] == old["result"] and new["short_moves"] == 0
+        np.testing.assert_array_equal(new["x"], old["x"])     # same depth-first order
+        np.testing.assert_allclose(new["y"], old["y"], atol=1e-6)
+
+
+def test_games_in_flight_play_the_same_games_as_one_at_a_time():
+    info = games.load("reversi(size=6)")
+    f = fixed_net(info.planes_shape)
+    seeds = [11, 12, 13, 14, 15]
+    one, _ = pool_games(info, f, seeds, iterations=8, games_in_flight=1)
+    many, pool = pool_games(info, f, seeds, iterations=8, games_in_flight=3)
+    assert [g["tag"] for g in many] == seeds
+    for a, b in zip(one, many):
+        assert a["moves"] == b["moves"] and a["result"] == b["result"]
+        np.testing.assert_array_equal(a["x"], b["x"])
+        np.testing.assert_array_equal(a["y"], b["y"])
+    # their expansions were evaluated together: larger batches than one game alone makes
+    _, alone = pool_games(info, f, seeds, iterations=8, games_in_flight=1)
+    assert pool.eval_states == alone.eval_states
+    assert pool.eval_states / pool.eval_calls > 1.5 * alone.eval_states / alone.eval_calls
+
+
+def test_a_full_table_never_raises_and_is_counted():
+    """breakthrough(rows=6,cols=6) with a table far too small for the budget: the game ends
+    normally, the short-searched moves are counted, examples are valid."""
+    info = games.load("breakthrough(rows=6,cols=6)")
+    f = fixed_net(info.planes_shape)
+    (g,), _ = pool_games(info, f, [3], iterations=300, games_in_flight=1, max_nodes=300)
+    assert g["plies"] == len(g["moves"]) > 0
+    assert g["result"] in (-1, 0, 1)
+    assert g["short_moves"] > 0
+    assert g["peak_nodes"] <= 300
+    assert len(g["y"]) > 0 and np.all(np.abs(g["y"]) <= 1) and np.all(np.isfinite(g["x"]))
+    with pytest.raises(ValueError, match="max_nodes must be >="):
+        SelfPlayPool(info, f, max_nodes=100)
+
+
+def test_compaction_bounds_the_table():
+    """Compacting after every move keeps only the live subtree: a smaller peak, every expanded
+    state still emitted once as an example."""
+    info = games.load("reversi(size=6)")
+    f = fixed_net(info.planes_shape)
+    (full,), _ = pool_games(info, f, [5], iterations=20, games_in_flight=1)
+    (small,), _ = pool_games(info, f, [5], iterations=20, games_in_flight=1, compact_at=0)
+    assert small["compactions"] == small["plies"] and full["compactions"] == 1
+    assert small["peak_nodes"] < full["peak_nodes"]
+    assert len(small["y"]) >= small["plies"]
+    assert np.all(np.abs(small["y"]) <= 1)
+
+
+# ---- move choice ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n,e", [(5, 0.0), (5, 0.3), (7, 0.8), (3, 1.0)])
+def test_ordinal_distribution_frequencies(n, e):
+    p = np.array(ordinal_probabilities(n, e))
+    assert p.sum() == pytest.approx(1.0)
+    assert np.all(np.diff(p) <= 1e-12), "better ranks are never less likely"
+    if e == 0.0:
+        np.testing.assert_allclose(p, 1.0 / n)
+    if e == 1.0:
+        np.testing.assert_allclose(p, [1.0] + [0.0] * (n - 1))
+    draws = 100_000
+    counts = sample_ranks(n, e, -1.0, 42, draws)
+    sd = np.sqrt(draws * p * (1 - p))
+    assert np.all(np.abs(counts - draws * p) <= 5 * sd + 1), (counts, draws * p)
+
+
+@pytest.mark.parametrize("n,eps", [(4, 0.2), (10, 0.5), (3, 0.0)])
+def test_epsilon_greedy_frequencies(n, eps):
+    draws = 100_000
+    counts = sample_ranks(n, 0.0, eps, 9, draws)
+    p = np.full(n, eps / n)
+    p[0] += 1 - eps
+    sd = np.sqrt(draws * p * (1 - p))
+    assert np.all(np.abs(counts - draws * p) <= 5 * sd + 1), (counts, draws * p)
+
+
+def test_best_move_with_e_one():
+    """e = 1 (and epsilon = 0): always the best root action by (completion, value) - a win in one
+    at tic-tac-toe, from every seed."""
+    info = games.load("tic_tac_toe")
+    f = fixed_net(info.planes_shape)
+    for epsilon in (-1.0, 0.0):
+        gs, _ = pool_games(info, f, list(range(6)), e=1.0, epsilon=epsilon, iterations=200,
+                           games_in_flight=2)
+        for g in gs:
+            s = info.new_state()
+            for a in g["moves"]:
+                wins = []
+                for b in s.legal_actions_list():
+                    c = s.copy()
+                    c.push(b)
+                    if c.result() in ("1-0", "0-1"):
+                        wins.append(b)
+                if wins:
+                    assert a in wins
+                s.push(a)
