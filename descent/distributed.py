@@ -61,10 +61,13 @@ def init(address: str | None):
         except Exception as exc:  # ConnectionError, RuntimeError, ValueError from ray.init
             outcome.append(exc)
 
-    # ray.init may wait forever on an address where something answers but no cluster does
-    t = threading.Thread(target=connect, daemon=True)
-    t.start()
-    t.join(INIT_TIMEOUT)
+    if address in (None, "", "local"):
+        connect()          # a cluster of our own: started in the main thread (Ray's signal handlers)
+    else:
+        # ray.init may wait forever on an address where something answers but no cluster does
+        t = threading.Thread(target=connect, daemon=True)
+        t.start()
+        t.join(INIT_TIMEOUT)
     if not outcome:
         raise RayUnavailable(f"the Ray cluster {address!r} did not answer within {INIT_TIMEOUT:.0f} s "
                              f"(wrong address?)")
