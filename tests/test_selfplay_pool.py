@@ -71,7 +71,7 @@ def test_pool_plays_the_games_of_the_one_game_path(spec):
     info = games.load(spec)
     f = fixed_net(info.planes_shape)
     for seed in (1, 2):
-        old = play_game(info, BestFirstSearch(info, descent=True,
+        old = play_game(info, BestFirstSearch(info, descent=True, keep_tree=True,
                                               evaluator=CallableEvaluator(f, info.planes_shape)),
                         12, 0.0, 0.3, -1.0, seed)
         (new,), _ = pool_games(info, f, [seed], iterations=12, games_in_flight=1)
