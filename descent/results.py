@@ -192,19 +192,8 @@ class ResultsDB:
         return {**out, **{k: v for k, v in row.items() if k not in out}}
 
     def rows(self, stage: str | None = None, game: str | None = None) -> list[dict]:
-        if self._derive:
-            cols = LEGACY_COLUMNS
-            q = f"SELECT {', '.join(cols)} FROM matches WHERE 1=1"
-            args: list = []
-            if stage:
-                q += " AND stage = ?"
-                args.append(stage)
-            if game:
-                q += " AND game = ?"
-                args.append(game)
-            q += " ORDER BY id"
-            return [self._derived(dict(zip(cols, r))) for r in self.conn.execute(q, args)]
-        q = f"SELECT {', '.join(COLUMNS)} FROM matches WHERE 1=1"
+        cols = LEGACY_COLUMNS if self._derive else COLUMNS
+        q = f"SELECT {', '.join(cols)} FROM matches WHERE 1=1"
         args: list = []
         if stage:
             q += " AND stage = ?"
@@ -213,7 +202,8 @@ class ResultsDB:
             q += " AND game = ?"
             args.append(game)
         q += " ORDER BY id"
-        return [dict(zip(COLUMNS, r)) for r in self.conn.execute(q, args)]
+        rows = (dict(zip(cols, r)) for r in self.conn.execute(q, args))
+        return [self._derived(r) for r in rows] if self._derive else list(rows)
 
     def checked_rows(self, stage: str | None = None, game: str | None = None) -> list[dict]:
         """``rows``, each checked against ``EVALUATE_ROW`` (``ResultsError`` naming the row)."""

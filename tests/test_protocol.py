@@ -357,10 +357,15 @@ def test_old_results_databases_are_migrated(tmp_path):
                       f"({', '.join('?' * len(LEGACY_COLUMNS))})",
                       (f"evaluate|g|minimax|time=1|h|o|{ob}|0|0", "evaluate", "g", "minimax", "time=1", "a",
                        agent_b, "h", "o", 1, "", 1, 0.5, 1, 0.5, 10, 0, 0, 0, ""))
+    expected = [("pool", "time=1", "h|o|"), ("mcts", "time=0.5", "h|o|")]
+    before = path.read_bytes()
+    with ResultsDB(path, readonly=True) as db:            # report's way: derived, nothing written
+        rows = db.checked_rows("evaluate")
+    assert [(r["opponent"], r["opponent_budget"], r["unit"]) for r in rows] == expected
+    assert path.read_bytes() == before
     with ResultsDB(path) as db:
         rows = db.rows("evaluate")
-    assert [(r["opponent"], r["opponent_budget"], r["unit"]) for r in rows] == [
-        ("pool", "time=1", "h|o|"), ("mcts", "time=0.5", "h|o|")]
+    assert [(r["opponent"], r["opponent_budget"], r["unit"]) for r in rows] == expected
 
 
 def test_protocol_errors_are_one_line(tmp_path):
