@@ -18,7 +18,7 @@ from typing import Any
 from games import validate
 from games.errors import GameError
 from search_ext.alphabeta import AlphaBeta
-from search_ext.bestfirst import BestFirstSearch, SearchError
+from search_ext.bestfirst import BestFirstSearch
 from search_ext.evaluators import PlayoutEvaluator, ZeroEvaluator
 from search_ext.mcts import MCTS
 
@@ -345,45 +345,6 @@ class BestFirstAgent(Agent):
             take_proven_wins=self.opts.get("proven_wins", False),
             proven_win_depth=self.opts.get("proven_depth", -1), max_nodes=self.opts["max_nodes"],
             max_mb=self.opts["max_mb"])
-
-    def choose(self, state) -> int:
-        self._check_not_over(state)
-        return self.rng.choice(state.legal_actions_list())
-
-    def analyse(self, state) -> list:
-        return [{"action": a, "value": 0.0, "completion": 0, "resolved": False, "count": 0}
-                for a in state.legal_actions_list()]
-
-
-class BestFirstAgent(Agent):
-    """Unbounded Minimax / Minibal_n / Minibal_+ / Descent over one engine."""
-
-    def __init__(self, game, spec, opts, name):
-        super().__init__(game, spec, opts)
-        self.name = name
-        self.reset()
-
-    def reset(self, seed=None):
-        super().reset(seed)
-        rule = self.name if self.name in ("minibal_n", "minibal_plus") else "minimax"
-        self.search = BestFirstSearch(
-            self.game, rule=rule, descent=self.name == "descent",
-            evaluator=_evaluator(self.opts, self.seed, self.game), decision=self.opts["decision"],
-            take_proven_wins=self.opts.get("proven_wins", False),
-            proven_win_depth=self.opts.get("proven_depth", -1), max_nodes=self.opts["max_nodes"],
-            max_mb=self.opts["max_mb"])
-
-    def _searched(self, state, then):
-        """Search ``state`` and return ``then(state)``; a table left full by the previous moves
-        (``max_nodes`` reached) is dropped and the move searched again in a fresh one."""
-        for attempt in (0, 1):
-            try:
-                self.search.search(state, **self._budget())
-                return then(state)
-            except SearchError:
-                if attempt:
-                    raise
-                self.reset()
 
     def choose(self, state) -> int:
         self._check_not_over(state)
