@@ -157,11 +157,15 @@ def run_experiment(path, runs: str | None = None, report: str | None = None, sta
             if (run_dir / "run.json").exists() and _trained(run_dir, t["population"], names):
                 echo(f"[train] {spec}: every member has reached {', '.join(names)}; nothing to train")
             else:
-                from training.run import run_training
+                from training.run import run_training, runtime_config
                 cfg = load_config(g.get("config") or default_config_path(spec))
                 echo(f"[train] {spec}: {t['population']} networks for {t['budget']} each in {run_dir}")
+                remote = None
+                if ray_address:
+                    from descent.distributed import ray_runner
+                    remote = ray_runner(ray_address)
                 run_training(spec, cfg, t["population"], budget_s, ms, t["workers"], run_dir, e["seed"],
-                             threads=cfg["run"]["threads"], ray_address=ray_address)
+                             threads=cfg["run"]["threads"], remote=remote, runtime=runtime_config(cfg))
         if (run_dir / "run.json").exists():
             record_milestones(run_dir, ms, budget_s)
         if "rank" in stages:

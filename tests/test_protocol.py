@@ -456,3 +456,51 @@ def test_milestones_from_the_run_record_and_same_state_flag(tmp_path):
     assert sel["early"][0].milestone == "a" and sel["final"][0].milestone == "b" and sel["note"] is None
     with pytest.raises(ProtocolError, match="a run of tic_tac_toe, not of reversi"):
         select_members(tmp_path, "reversi")
+
+
+def test_experiment_trains_every_game_then_skips_training(tmp_path):
+    """The train stage of an experiment file really trains (a run with no earlier state): every
+    member reaches both milestones, and a rerun finds nothing to train."""
+    exp = tmp_path / "exp.toml"
+    exp.write_text(f"""
+[experiment]
+name = "t"
+runs = "{tmp_path / 'runs'}"
+report = "{tmp_path / 'report'}"
+[train]
+population = 2
+budget = "2s"
+milestones = "1s,2s"
+[rank]
+agent = "minimax:iterations=5,decision=safe"
+[evaluate]
+algorithms = ["minimax"]
+budgets = ["iterations=3"]
+[[opponents]]
+kind = "pool"
+budget = "iterations=3"
+[[games]]
+spec = "tic_tac_toe"
+""")
+    r = descent("experiment", str(exp), "--stage", "train")
+    assert r.returncode == 0, r.stderr
+    run = tmp_path / "runs" / "tic_tac_toe"
+    for m in range(2):
+        for name in ("1s", "2s"):
+            assert (run / f"member_{m:02d}" / f"milestone_{name}.weights.h5").exists()
+    assert json.loads((run / "run.json").read_text())["milestones"] == [["1s", 1.0], ["2s", 2.0]]
+    r = descent("experiment", str(exp), "--stage", "train")
+    assert r.returncode == 0 and "nothing to train" in r.stdout
+
+
+def test_alphadda_budget_is_its_cap():
+    from descent.tournament import ProtocolError, with_budget
+    from search_ext.agents import parse_agent
+    assert with_budget("alphadda", "iterations=7") == "alphadda:max_iterations=7"
+    assert with_budget("alphadda:a=-1", "iterations=7") == "alphadda:a=-1,max_iterations=7"
+    assert parse_agent(with_budget("alphadda", "iterations=7"))[1]["max_iterations"] == 7
+    assert with_budget("minibal_plus", "time=0.5") == "minibal_plus:time=0.5"
+    g = "gaussian:base=minimax,level=custom,mu=0.5,sigma=0.3"
+    assert parse_agent(with_budget(g, "iterations=5"))[1]["base_options"] == {"iterations": 5}
+    with pytest.raises(ProtocolError, match="AlphaDDA takes iteration budgets"):
+        with_budget("alphadda", "time=1")
