@@ -175,3 +175,30 @@ def test_best_move_with_e_one():
                 if wins:
                     assert a in wins
                 s.push(a)
+
+
+def test_stop_abandons_the_games_in_flight_and_the_pool_plays_on():
+    """``stop()`` is checked once per round: the games in flight are dropped at once (no
+    ``on_game`` for them, counted in ``abandoned``), and the same pool then plays new games exactly
+    as a fresh pool does."""
+    info = games.load("reversi(size=6)")
+    f = fixed_net(info.planes_shape)
+    queue = [(s, 0.3, -1.0, s) for s in (6, 5, 4, 3, 2, 1)]
+    pool = SelfPlayPool(info, f, iterations=8, games_in_flight=3)
+    rounds = {"n": 0}
+
+    def stop():
+        rounds["n"] += 1
+        return rounds["n"] > 40          # a few plies into the first games
+
+    out = []
+    dropped = pool.run(lambda: queue.pop() if queue else None, out.append, stop=stop)
+    assert dropped == 3 and pool.abandoned == 3 and out == []
+    assert len(queue) == 3               # no game was started after the stop
+    again = []
+    assert pool.run(lambda: queue.pop() if queue else None, again.append) == 0
+    fresh, _ = pool_games(info, f, [4, 5, 6], iterations=8, games_in_flight=3)
+    again.sort(key=lambda g: g["tag"])
+    assert [g["moves"] for g in again] == [g["moves"] for g in fresh]
+    for a, b in zip(again, fresh):
+        np.testing.assert_array_equal(a["y"], b["y"])

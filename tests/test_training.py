@@ -419,3 +419,22 @@ def test_tree_learning_targets_both_players():
             assert v > 0, (planes, v)
             checked[("wins", mover)] += 1
     assert all(n > 0 for n in checked.values()), checked
+
+
+def test_budget_stops_games_in_flight_and_writes_the_final_milestone(tmp_path):
+    """A member whose budget runs out while games are in flight stops at once instead of finishing
+    them: they are dropped and counted, the time counts, the final milestone is written and the
+    member is done (budget 1e-9 s: out before the first round, on any machine)."""
+    from descent.config import load_config
+    from training.run import training_config
+    from training.trainer import MemberJob, train_member
+    cfg = training_config(load_config(Path(__file__).parents[1] / "configs" / "reversi.toml"))
+    job = MemberJob(str(tmp_path), 0, "reversi(size=6)", cfg, 1e-9, [("final", 1e-9)], seed=0,
+                    extra={"games_in_flight": 4, "inference": "numpy", "learner": "thread"})
+    out = train_member(job)
+    mdir = tmp_path / "member_00"
+    assert out["games"] == 0 and out["abandoned_games"] == 4 and out["train_seconds"] >= 1e-9
+    assert (mdir / "milestone_final.weights.h5").exists()
+    status = json.loads((mdir / "status.json").read_text())
+    assert status["done"] and status["abandoned_games"] == 4
+    assert log_records(tmp_path) == []          # no game is logged that was not played out

@@ -443,7 +443,7 @@ cdef class SelfPlayPool:
     cdef object batch
     cdef float[:, :, :, ::1] batch_v
     cdef int branching, enc_size
-    cdef readonly long eval_calls, eval_states, rounds
+    cdef readonly long eval_calls, eval_states, rounds, abandoned
 
     def __init__(self, info, evaluate, long iterations=50, double seconds=0.0,
                  int games_in_flight=1, long max_nodes=2_000_000, long compact_at=-1):
@@ -835,8 +835,11 @@ cdef class SelfPlayPool:
             g.path_len += 1
 
     # ---- driver --------------------------------------------------------------------------------
-    def run(self, new_game, on_game):
-        """Play games until ``new_game()`` returns None and every game in flight is over.
+    def run(self, new_game, on_game, stop=None):
+        """Play games until ``new_game()`` returns None and every game in flight is over, or until
+        ``stop()`` returns true (checked once per round, before the round): the games still in
+        flight are then abandoned (counted in ``abandoned``; their examples are dropped) and
+        ``run`` returns at once. Returns the number of games abandoned by this call.
 
         ``new_game() -> (seed, e, epsilon, tag)`` or None (epsilon < 0: ordinal distribution with
         parameter e); ``on_game(result)`` is called as each game ends, with the dict of
@@ -855,6 +858,11 @@ cdef class SelfPlayPool:
             self.start(g, tuple(params))
             live.append(g)
         while live:
+            if stop is not None and stop():
+                for g in live:
+                    g.active = False
+                self.abandoned += len(live)
+                return len(live)
             n = 0
             waiting = []
             ended = []
@@ -889,6 +897,7 @@ cdef class SelfPlayPool:
                     live.append(g)
                 else:
                     g.active = False
+        return 0
 
 
 # ---- the previous path: one game through BestFirstSearch ----------------------------------------------

@@ -436,6 +436,14 @@ def train_member(job: MemberJob, report=None) -> dict:
         seed = int(np.random.SeedSequence([job.seed, started["next"]]).generate_state(1, np.uint64)[0])
         return seed, e, epsilon, e
 
+    stopped = {"games": 0}
+
+    def out_of_budget():
+        """True once the budget is spent, counting the time since the last counted game (games in
+        flight then stop at once instead of overrunning the budget by up to a game's length)."""
+        return (learner.error is not None
+                or counters["train_seconds"] + (time.perf_counter() - clock["t"]) >= job.budget)
+
     def on_game(g):
         g["e"] = g.get("tag", 0.0)
         learner.submit(g)
@@ -465,9 +473,19 @@ def train_member(job: MemberJob, report=None) -> dict:
             pool = SelfPlayPool(info, evaluate, iterations=sp["iterations"] if sp["time"] <= 0 else 0,
                                 seconds=sp["time"], games_in_flight=in_flight,
                                 max_nodes=max(16, min(sp["max_nodes"], int(sp["max_mb"] * 2 ** 20 / NODE_BYTES))))
-            pool.run(new_game, on_game)
+            stopped["games"] = pool.run(new_game, on_game, stop=out_of_budget)
     finally:
         learner.close()
+    if stopped["games"] and learner.error is None:
+        # the budget ran out with games in flight: they are dropped (a game counts only once it
+        # ends), and the time spent on them counts, so the member stops at its budget and writes
+        # the milestones that fall due there
+        now = time.perf_counter()
+        counters["train_seconds"] += now - clock["t"]
+        counters["abandoned_games"] = counters.get("abandoned_games", 0) + stopped["games"]
+        clock["t"], clock["cpu"] = now, time.process_time()
+        save_state(state_path, model, optimizer, state_meta())
+        write_milestones()
     writer.flush()
     write_json(mdir / "status.json", {**{k: v for k, v in counters.items() if k != "rng"},
                                       "budget": job.budget, "done": counters["train_seconds"] >= job.budget})
