@@ -8,11 +8,15 @@ two final networks: ``minimax:iterations=ITERATIONS,net=...`` on both sides, see
 of OPENING_PLIES plies shared by the two seats of a pair, seats alternating.
 
     python bench/bench_learning.py --minutes 30 --games 100 --out /tmp/learning
+    python bench/bench_learning.py --a async --b new ...     # the async learner against the thread
+
+Paths: ``legacy`` (today's), ``new`` (pool, ONNX Runtime, learner thread), ``async`` (the same with
+``learner = "async"``). The summary gives the games and examples of A and B, and A's score against B.
 
 Resumable: rerun the same command after an interruption; training continues from each run's
 latest state, and the match is replayed from its JSONL record (finished games are kept).
 Prints and writes OUT/summary.json: games and examples each path produced, the score of the new
-network with a Wilson interval over the pairs.
+network (path A) with a cluster-robust Wilson interval over the seat pairs.
 """
 from __future__ import annotations
 
@@ -25,8 +29,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-LEGACY = {"engine": "legacy", "inference": "tf", "learner": "inline", "games_in_flight": 1}
-NEW = {"engine": "pool", "inference": "onnx", "learner": "thread", "games_in_flight": 0}
+PATHS = {
+    "legacy": {"engine": "legacy", "inference": "tf", "learner": "inline", "games_in_flight": 1},
+    "new": {"engine": "pool", "inference": "onnx", "learner": "thread", "games_in_flight": 0},
+    "async": {"engine": "pool", "inference": "onnx", "learner": "async", "games_in_flight": 0},
+}
 
 
 def _train(game: str, runtime: dict, minutes: float, run_dir: str, seed: int) -> None:
@@ -54,10 +61,14 @@ def main() -> int:
     ap.add_argument("--opening-plies", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="bench/results/learning")
+    ap.add_argument("--a", default="new", choices=sorted(PATHS), help="the path under test")
+    ap.add_argument("--b", default="legacy", choices=sorted(PATHS), help="the path it is compared with")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    runs = {"new": (NEW, out / "new"), "legacy": (LEGACY, out / "legacy")}
+    if args.a == args.b:
+        ap.error("--a and --b must differ")
+    runs = {"new": (PATHS[args.a], out / args.a), "legacy": (PATHS[args.b], out / args.b)}
     ctx = mp.get_context("spawn")
     procs = [ctx.Process(target=_train, args=(args.game, rt, args.minutes, str(d), args.seed))
              for rt, d in runs.values()]
@@ -104,9 +115,9 @@ def main() -> int:
     score = (w + 0.5 * d) / len(scores)
     ci = cluster_interval([(s + 1) / 2 for s in scores], units, lo=0.0, hi=1.0)
     summary = {"game": args.game, "minutes": args.minutes, "match": f"{spec}, {args.games} games, "
-               f"{args.opening_plies} opening plies", "new": _games_and_examples(runs["new"][1]),
-               "legacy": _games_and_examples(runs["legacy"][1]), "wins": w, "draws": d, "losses": l,
-               "score_new": score, "score_interval": [ci.low, ci.high], "units": ci.units}
+               f"{args.opening_plies} opening plies", "a": {"path": args.a, **_games_and_examples(runs["new"][1])},
+               "b": {"path": args.b, **_games_and_examples(runs["legacy"][1])}, "wins": w, "draws": d, "losses": l,
+               "score_a": score, "score_interval": [ci.low, ci.high], "units": ci.units}
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps(summary, indent=1))
     return 0

@@ -86,9 +86,11 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                       "else numpy", choices=("auto", "onnx", "numpy", "tf")),
         "device": Key(str, "auto", "training and inference device: auto (a GPU when TensorFlow sees "
                                    "one), cpu or gpu", choices=("auto", "cpu", "gpu")),
-        "learner": Key(str, "thread", "training steps in a thread beside self-play (thread; "
-                                      "self-play's weights at most one pass old) or between games "
-                                      "(inline)", choices=("thread", "inline")),
+        "learner": Key(str, "thread", "training passes in a thread beside self-play, one per "
+                                      "game, self-play waiting when the learner is behind (thread); "
+                                      "in a thread self-play never waits for, one pass per backlog "
+                                      "of games (async); or between games (inline)",
+                       choices=("thread", "async", "inline")),
         "ray": Key(str, "", "Ray cluster for train/rank/evaluate/pipeline: '' (no Ray: local worker "
                              "processes), 'local', 'auto' or an address; --ray overrides it"),
     },

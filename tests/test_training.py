@@ -438,3 +438,43 @@ def test_budget_stops_games_in_flight_and_writes_the_final_milestone(tmp_path):
     status = json.loads((mdir / "status.json").read_text())
     assert status["done"] and status["abandoned_games"] == 4
     assert log_records(tmp_path) == []          # no game is logged that was not played out
+
+
+def test_async_learner_never_blocks_self_play_and_trains_once_per_backlog():
+    """learner = "async": every game is counted in order; a game that finds later games waiting is
+    counted without a pass of its own, the last of the backlog trains for all."""
+    import threading
+    from training.trainer import _Learner
+    entered, release = threading.Event(), threading.Event()
+    seen = []
+
+    def process(g, train=True):
+        seen.append((g, train))
+        if g == 1:
+            entered.set()
+            release.wait(30)
+        return f"weights after {g}"
+
+    learner = _Learner(process, "async")
+    learner.submit(1)
+    assert entered.wait(30)
+    for g in (2, 3, 4):
+        learner.submit(g)                 # returns at once: the learner is busy with game 1
+    release.set()
+    learner.close()
+    assert seen == [(1, True), (2, False), (3, False), (4, True)]
+    assert learner.skipped == 2 and learner.take_snapshot() == "weights after 4"
+
+
+def test_async_learner_member_counts_every_game(tmp_path):
+    from descent.config import load_config
+    from training.run import training_config
+    from training.trainer import MemberJob, train_member
+    cfg = training_config(load_config(Path(__file__).parents[1] / "configs" / "tic_tac_toe.toml"))
+    job = MemberJob(str(tmp_path), 0, "tic_tac_toe", cfg, 1e9, [], seed=0, max_games=6,
+                    extra={"games_in_flight": 3, "inference": "numpy", "learner": "async"})
+    out = train_member(job)
+    recs = log_records(tmp_path)
+    assert out["games"] == 6 and [r["game"] for r in recs] == list(range(1, 7))
+    assert recs[-1]["trained"] and out["updates"] > 0
+    assert all(np.isfinite(r["loss"]) for r in recs if r["trained"])

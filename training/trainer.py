@@ -211,8 +211,14 @@ class _Learner:
     """Consumes finished games in order: replay, one training pass, state, milestones, log.
 
     ``mode = "thread"``: in a thread beside self-play (a queue of at most one waiting game, so
-    self-play runs ahead of the learner by at most the games in flight plus one); ``"inline"``: in
-    the caller. After each pass the weights are snapshotted for self-play's inference."""
+    self-play runs ahead of the learner by at most the games in flight plus one, and waits for it
+    when it is slower); ``"async"``: in a thread that self-play never waits for: every finished game
+    is counted as it comes (replay, state, log), and one training pass is run for all the games that
+    arrived during the previous pass (``process(g, train=False)`` for the others), so self-play keeps
+    its pace and the learner trains as often as it can; ``"inline"``: in the caller. After each pass
+    the weights are snapshotted for self-play's inference."""
+
+    ASYNC_BACKLOG = 64          # games waiting at most (then self-play waits: bounded memory)
 
     def __init__(self, process, mode: str):
         import queue
@@ -221,9 +227,11 @@ class _Learner:
         self.mode = mode
         self.error = None
         self.snapshot = None
+        self.skipped = 0            # games counted without a pass of their own (async)
+        self._closing = False       # set before the end-of-queue marker is queued
         self._lock = threading.Lock()
-        if mode == "thread":
-            self.queue = queue.Queue(maxsize=1)
+        if mode in ("thread", "async"):
+            self.queue = queue.Queue(maxsize=1 if mode == "thread" else self.ASYNC_BACKLOG)
             self.thread = threading.Thread(target=self._loop, name="learner", daemon=True)
             self.thread.start()
 
@@ -235,7 +243,11 @@ class _Learner:
             if self.error is not None:
                 continue
             try:
-                self._post(self.process(g))
+                if self.mode == "async" and self.queue.qsize() > (1 if self._closing else 0):
+                    self.process(g, train=False)       # a later game of the backlog trains
+                    self.skipped += 1
+                else:
+                    self._post(self.process(g))
             except BaseException as exc:           # surfaced in the self-play thread
                 self.error = exc
 
@@ -250,7 +262,7 @@ class _Learner:
 
     def submit(self, g):
         self.check()
-        if self.mode == "thread":
+        if self.mode in ("thread", "async"):
             while True:
                 try:
                     self.queue.put(g, timeout=0.5)
@@ -266,7 +278,8 @@ class _Learner:
             raise self.error
 
     def close(self):
-        if self.mode == "thread":
+        if self.mode in ("thread", "async"):
+            self._closing = True
             self.queue.put(None)
             self.thread.join()
         self.check()
@@ -370,8 +383,11 @@ def train_member(job: MemberJob, report=None) -> dict:
                 save_weights(mdir / f"milestone_{name}.weights.h5", model, meta)
                 save_state(state_path, model, optimizer, state_meta())
 
-    def process(g):
-        """One finished game: replay, a training pass, the state, milestones, the log."""
+    last_loss = {"v": float("nan")}
+
+    def process(g, train: bool = True):
+        """One finished game: replay, a training pass (unless ``train`` is false: the async
+        learner's backlog, whose last game trains for all), the state, milestones, the log."""
         game_id = counters["games"] + 1
         x, y = g["x"], g["y"]
         replay.add(game_id, x, y, np.full(len(y), g["plies"], np.int32),
@@ -379,9 +395,12 @@ def train_member(job: MemberJob, report=None) -> dict:
                     "version": info.version})
         crash_point("replay_written")
         t_learn = time.perf_counter()
-        idx = replay.sample_indices(tr["sample_fraction"], tr["min_sample"], rng)
-        losses = [float(train_step(bx, by)) for bx, by in
-                  training_batches(replay, idx, tr["batch_size"], info.symmetries, tr["augment"], rng)]
+        losses = []
+        if train:
+            idx = replay.sample_indices(tr["sample_fraction"], tr["min_sample"], rng)
+            losses = [float(train_step(bx, by)) for bx, by in
+                      training_batches(replay, idx, tr["batch_size"], info.symmetries, tr["augment"],
+                                       rng)]
         now = time.perf_counter()
         learn = now - t_learn
         dt = now - clock["t"]                    # wall time since the previous counted game
@@ -395,7 +414,9 @@ def train_member(job: MemberJob, report=None) -> dict:
         counters["examples"] += int(len(y))
         counters["updates"] += len(losses)
         counters["train_seconds"] += dt
-        loss = float(np.mean(losses)) if losses else float("nan")
+        if losses:
+            last_loss["v"] = float(np.mean(losses))
+        loss = last_loss["v"]                    # a game without its own pass: the last pass's
         record = {"member": job.member, "game": game_id, "plies": g["plies"], "result": g["result"],
                   "examples": int(len(y)), "loss": loss, "value_error": value_error,
                   "seconds": dt, "play_seconds": float(g.get("seconds", dt - learn)),
@@ -403,7 +424,7 @@ def train_member(job: MemberJob, report=None) -> dict:
                   "budget": job.budget, "examples_per_cpu_s": len(y) / max(cpu, 1e-9),
                   "e": g["e"], "short_moves": int(g.get("short_moves", 0)),
                   "games_in_flight": in_flight, "evaluations": int(inference.states),
-                  "inference": inference.name, "replay_size": replay.size,
+                  "inference": inference.name, "trained": bool(losses), "replay_size": replay.size,
                   "replay_bytes": replay.nbytes}
         last["record"] = record
         save_state(state_path, model, optimizer, state_meta())    # the game counts from here on
