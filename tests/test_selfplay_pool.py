@@ -202,3 +202,15 @@ def test_stop_abandons_the_games_in_flight_and_the_pool_plays_on():
     assert [g["moves"] for g in again] == [g["moves"] for g in fresh]
     for a, b in zip(again, fresh):
         np.testing.assert_array_equal(a["y"], b["y"])
+
+
+def test_device_choice():
+    """device = "gpu" without a GPU is one clear error; "cpu" and "auto" run on the CPU here."""
+    from training.inference import DeviceError, gpu_available, use_device
+    if gpu_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(DeviceError, match="TensorFlow sees no GPU"):
+        use_device("gpu")
+    assert use_device("auto") == "cpu" and use_device("cpu") == "cpu"
+    with pytest.raises(ValueError, match="unknown device"):
+        use_device("tpu")
