@@ -86,7 +86,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                       "else numpy", choices=("auto", "onnx", "numpy", "tf")),
         "device": Key(str, "auto", "training and inference device: auto (a GPU when TensorFlow sees "
                                    "one), cpu or gpu", choices=("auto", "cpu", "gpu")),
-        "learner": Key(str, "thread", "training passes in a thread beside self-play, one per "
+        "learner": Key(str, "async", "training passes in a thread beside self-play, one per "
                                       "game, self-play waiting when the learner is behind (thread); "
                                       "in a thread self-play never waits for, one pass per backlog "
                                       "of games (async); or between games (inline)",

@@ -196,7 +196,7 @@ def _append_line(path: Path, record: dict) -> None:
 
 
 RUNTIME_DEFAULTS = {"games_in_flight": 0, "inference": "auto", "device": "auto",
-                    "learner": "thread", "engine": "pool"}
+                    "learner": "async", "engine": "pool"}
 
 
 def runtime_options(job: MemberJob) -> dict:
@@ -296,8 +296,8 @@ def train_member(job: MemberJob, report=None) -> dict:
     Self-play: ``SelfPlayPool`` with ``games_in_flight`` games and the inference backend of
     ``training.inference`` (``job.extra``, see ``runtime_options``); ``engine = "legacy"`` plays one
     game at a time through ``BestFirstSearch`` (the previous path, for comparisons). The learner
-    (``learner = "thread"``) trains beside self-play: self-play's weights are then at most one
-    training pass behind (refreshed after every pass), plus the games already in flight.
+    (``learner = "async"``, the default, or ``"thread"``) trains beside self-play: self-play's
+    weights are refreshed after every pass (see ``_Learner`` for how far behind they may be).
     """
     from training.network import (build_model, clean_temp_files, configure_threads,
                                   crash_point, load_state, make_optimizer, make_train_step,
