@@ -54,6 +54,7 @@ from pathlib import Path
 
 from games.errors import GameError
 from descent.stats import Z95, mean_ci
+from training.network import crash_point
 
 SUBDIR = "calibrations"
 
@@ -397,6 +398,7 @@ def _calibrate(s, budgets, players, log_path, res_path, echo, progress, stop_aft
                 return None
             rec = players.play(budget, k)
             append_log(log_path, rec)
+            crash_point("calibrate_logged")
             log[(budget, k)] = rec
             new += 1
             if echo and progress:

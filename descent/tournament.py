@@ -135,18 +135,6 @@ def _join(spec: str, extra: str) -> str:
     return spec + ("," if ":" in spec else ":") + extra if extra else spec
 
 
-def with_budget(spec: str, budget: str) -> str:
-    """An algorithm spec at a budget ('iterations=N' or 'time=S'). AlphaDDA chooses its own
-    iterations per move, so its budget 'iterations=N' is its cap N_max (``max_iterations=N``); it has
-    no time budget."""
-    if spec.partition(":")[0].strip() == "alphadda":
-        k, _, x = budget.partition("=")
-        if k != "iterations":
-            raise ProtocolError(f"{spec}: AlphaDDA takes iteration budgets (its cap), not {budget!r}")
-        return _join(spec, f"max_iterations={x}")
-    return _join(spec, budget)
-
-
 def make_opening(game: str, plies: int, key: str) -> list[str]:
     """``plies`` uniformly random moves from the start, seeded by ``key`` (a string: reproducible
     across runs and machines); never a finished game (shorter when every try ends the game)."""
@@ -413,7 +401,7 @@ def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], oppo
     opp_budget = parse_budget(opponent_budget)
     plan = {alg: _calibrated_plan(run_dir, game, alg, opponent) or (alg, budgets) for alg in algorithms}
     for alg, (spec, alg_budgets) in plan.items():
-        parse_agent(with_budget(spec, alg_budgets[0]))
+        parse_agent(_join(spec, alg_budgets[0]))
     if opponent not in ("pool", "mcts"):
         raise ProtocolError(f"opponent {opponent!r}: expected pool or mcts")
     db = ResultsDB(db_path or run_dir / "results.db")
@@ -426,7 +414,7 @@ def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], oppo
         spec, alg_budgets = plan[alg]
         for budget in alg_budgets:
             for h in pools["high"]:
-                a_spec = _join(with_budget(spec, budget), f"net={h['path']}")
+                a_spec = _join(_join(spec, budget), f"net={h['path']}")
                 for o_label, o_spec in opponents:
                     for k in range(games_per_pair):
                         key = (f"evaluate|{game}|{alg}|{budget}|{h['net']}|{o_label}|{opp_budget}|{k}|"

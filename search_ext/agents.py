@@ -109,7 +109,9 @@ ALGORITHMS: dict[str, tuple[str, dict[str, Key]]] = {
                   "b": Key(float, -1.5, "offset B of the budget", lo=-100.0, hi=100.0),
                   "history": Key(int, 5, "N_h: recent root values averaged", lo=1, hi=10 ** 4),
                   "max_iterations": Key(int, 2000, "N_max: the budget's cap", lo=1,
-                                        hi=validate.MAX_COUNT)}),
+                                        hi=validate.MAX_COUNT),
+                  "iterations": Key(int, None, "the same as max_iterations (so that an iteration "
+                                    "budget sets AlphaDDA's cap)", lo=1, hi=validate.MAX_COUNT)}),
     "gaussian": ("Gaussian difficulty selection over a base algorithm's root values (seed 003)",
                  {"level": Key(str, "medium", "preset (mu, sigma)", ("easy", "medium", "hard", "custom")),
                   "mu": Key(float, None, "mean of the target value in [0, 1] (level=custom)", lo=0.0,
@@ -174,8 +176,15 @@ def parse_agent(text: str) -> tuple[str, dict]:
         if k in target:
             raise AgentSpecError(f"agent {text!r}: key {k!r} given twice")
         target[k] = _convert(name, k, v, spec, text)
+    if name == "alphadda" and "iterations" in opts:
+        if "max_iterations" in opts:
+            raise AgentSpecError(f"agent {text!r}: give iterations or max_iterations (the same cap), "
+                                 f"not both")
+        opts["max_iterations"] = opts["iterations"]
     for k, spec in keys.items():
         opts.setdefault(k, spec.default)
+    if name == "alphadda":
+        del opts["iterations"]                   # now in max_iterations
     if name == "gaussian":
         base = opts["base"]
         if base not in ALGORITHMS or base in ("gaussian", "random"):

@@ -378,19 +378,14 @@ def test_a_second_calibration_of_the_same_log_is_refused(tmp_path):
 def test_calibrate_killed_by_sigkill_resumes_to_the_same_answer(tmp_path):
     import signal
     import subprocess
-    import time
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), TF_CPP_MIN_LOG_LEVEL="3")
     args = [sys.executable, "-m", "descent", "calibrate", GAME, "--algorithm", BALANCED, "--against",
             "mcts:iterations=100", "--range", "1:200", "--max-games", "120", "--near-games", "16"]
     log = tmp_path / "killed" / "calibrations" / names(_settings())[1]
-    p = subprocess.Popen(args + ["--run", str(tmp_path / "killed")], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, env=env)
-    deadline = time.time() + 120
-    while time.time() < deadline and p.poll() is None and (
-            not log.exists() or len(log.read_text().splitlines()) < 5):
-        time.sleep(0.01)
-    os.kill(p.pid, signal.SIGKILL)
-    p.wait()
+    # killed (SIGKILL) right after its 5th game is logged: an exact point, not a moment
+    p = subprocess.run(args + ["--run", str(tmp_path / "killed")], capture_output=True, text=True,
+                       env=dict(env, DESCENT_CRASH_AT="calibrate_logged:5"))
+    assert p.returncode == -signal.SIGKILL and len(log.read_text().splitlines()) == 5
     r = subprocess.run(args + ["--run", str(tmp_path / "killed")], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     resumed = json.loads((log.parent / names(_settings())[0]).read_text())

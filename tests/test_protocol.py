@@ -494,13 +494,14 @@ spec = "tic_tac_toe"
 
 
 def test_alphadda_budget_is_its_cap():
-    from descent.tournament import ProtocolError, with_budget
-    from search_ext.agents import parse_agent
-    assert with_budget("alphadda", "iterations=7") == "alphadda:max_iterations=7"
-    assert with_budget("alphadda:a=-1", "iterations=7") == "alphadda:a=-1,max_iterations=7"
-    assert parse_agent(with_budget("alphadda", "iterations=7"))[1]["max_iterations"] == 7
-    assert with_budget("minibal_plus", "time=0.5") == "minibal_plus:time=0.5"
+    """An iteration budget joined to AlphaDDA's spec (evaluate, calibrate) sets its cap N_max."""
+    from search_ext.agents import AgentSpecError, parse_agent
+    name, opts = parse_agent("alphadda:a=-1,iterations=7")
+    assert opts["max_iterations"] == 7 and opts["a"] == -1 and "iterations" not in opts
+    assert parse_agent("alphadda")[1]["max_iterations"] == 2000
+    with pytest.raises(AgentSpecError, match="not both"):
+        parse_agent("alphadda:iterations=7,max_iterations=9")
+    with pytest.raises(AgentSpecError, match="unknown key 'time'"):
+        parse_agent("alphadda:time=1")
     g = "gaussian:base=minimax,level=custom,mu=0.5,sigma=0.3"
-    assert parse_agent(with_budget(g, "iterations=5"))[1]["base_options"] == {"iterations": 5}
-    with pytest.raises(ProtocolError, match="AlphaDDA takes iteration budgets"):
-        with_budget("alphadda", "time=1")
+    assert parse_agent(g + ",iterations=5")[1]["base_options"] == {"iterations": 5}

@@ -184,7 +184,8 @@ def crash_point(name: str) -> None:
     the n-th time it reaches the point ``name`` (n = 1 if omitted), so kill tests aim at an exact
     point instead of a moment. Points: ``tmp_written`` (a temporary file written, not yet renamed;
     ``tmp_written.<file name>`` for one file), and the trainer's ``replay_written``,
-    ``state_saved``, ``log_written``. Without the variable it does nothing."""
+    ``state_saved``, ``log_written``, and calibration's ``calibrate_logged`` (a game appended to
+    its log). Without the variable it does nothing."""
     spec = os.environ.get("DESCENT_CRASH_AT")
     if not spec:
         return
