@@ -89,15 +89,40 @@ def test_tree_learning_examples():
     np.testing.assert_array_equal(x, x2)
 
 
+def _selfplay_pool():
+    try:
+        from search_ext.selfplay import SelfPlayPool
+    except ImportError:          # temporary, until the pool has moved to search_ext
+        from training.selfplay import SelfPlayPool
+    return SelfPlayPool
+
+
 def test_selfplay_game_is_reproducible():
-    from search_ext.bestfirst import BestFirstSearch
-    from training.selfplay import play_game
+    """Two pools given the same seeds play the same games (moves, examples, root values), and
+    another seed plays another game (so the check can fail)."""
+    SelfPlayPool = _selfplay_pool()
     info = games.load("tic_tac_toe")
-    b = BestFirstSearch(info, descent=True)
-    g1 = play_game(info, b, 20, 0.0, 0.1, -1.0, 5)
-    g2 = play_game(info, b, 20, 0.0, 0.1, -1.0, 5)
-    assert g1["moves"] == g2["moves"] and g1["plies"] == len(g1["moves"])
-    np.testing.assert_array_equal(g1["y"], g2["y"])
+    w = np.random.default_rng(7).normal(size=int(np.prod(info.planes_shape))) / 4
+
+    def net(batch):
+        return np.tanh(np.asarray(batch, np.float64).reshape(len(batch), -1) @ w).astype(np.float32)
+
+    def play(seeds):
+        queue = [(s, 0.3, -1.0, s) for s in reversed(seeds)]
+        out = []
+        SelfPlayPool(info, net, iterations=20, games_in_flight=2).run(
+            lambda: queue.pop() if queue else None, out.append)
+        return {g["tag"]: g for g in out}
+
+    first, second = play([5, 6]), play([5, 6])
+    for seed in (5, 6):
+        g1, g2 = first[seed], second[seed]
+        assert g1["moves"] == g2["moves"] and g1["plies"] == len(g1["moves"]) > 0
+        np.testing.assert_array_equal(g1["x"], g2["x"])
+        np.testing.assert_array_equal(g1["y"], g2["y"])
+        np.testing.assert_array_equal(g1["root_values"], g2["root_values"])
+    others = play(list(range(7, 17)))
+    assert any(g["moves"] != first[5]["moves"] for g in others.values())
 
 
 def tensorboard_steps(mdir: Path) -> dict:

@@ -201,9 +201,15 @@ RUNTIME_DEFAULTS = {"games_in_flight": 0, "inference": "auto", "device": "auto",
 
 def runtime_options(job: MemberJob) -> dict:
     """How a member's self-play runs (``job.extra``, from the config's [run] section): these change
-    its speed, not what a game is, so a run can change them between reruns."""
+    its speed, not what a game is, so a run can change them between reruns. ``engine = "legacy"``
+    (the one-game path, deleted) is accepted from old settings and means the pool."""
     opts = dict(RUNTIME_DEFAULTS)
     opts.update({k: v for k, v in job.extra.items() if k in RUNTIME_DEFAULTS})
+    if opts["engine"] == "legacy":
+        import warnings
+        warnings.warn("runtime option engine = 'legacy' is deprecated: the one-game path is gone, "
+                      "self-play uses the pool", DeprecationWarning, stacklevel=2)
+        opts["engine"] = "pool"
     return opts
 
 
@@ -294,8 +300,7 @@ def train_member(job: MemberJob, report=None) -> dict:
     ``report(dict)`` is called after every game with a one-line summary record.
 
     Self-play: ``SelfPlayPool`` with ``games_in_flight`` games and the inference backend of
-    ``training.inference`` (``job.extra``, see ``runtime_options``); ``engine = "legacy"`` plays one
-    game at a time through ``BestFirstSearch`` (the previous path, for comparisons). The learner
+    ``training.inference`` (``job.extra``, see ``runtime_options``). The learner
     (``learner = "async"``, the default, or ``"thread"``) trains beside self-play: self-play's
     weights are refreshed after every pass (see ``_Learner`` for how far behind they may be).
     """
@@ -303,15 +308,17 @@ def train_member(job: MemberJob, report=None) -> dict:
                                   crash_point, load_state, make_optimizer, make_train_step,
                                   save_state, save_weights, write_json)
     from training import import_tensorflow
-    from training.inference import (TFInference, default_games_in_flight, make_inference,
-                                    model_weights, use_device)
+    from training.inference import default_games_in_flight, make_inference, model_weights, use_device
     rt = runtime_options(job)
     tf = import_tensorflow()
     device = use_device(rt["device"])
     configure_threads(job.threads)
     import games
     from training.replay import ReplayBuffer
-    from training.selfplay import SelfPlayPool, play_game
+    try:
+        from search_ext.selfplay import SelfPlayPool
+    except ImportError:          # temporary, until the pool has moved to search_ext
+        from training.selfplay import SelfPlayPool
 
     cfg = job.config
     info = games.load(job.game)
@@ -340,16 +347,11 @@ def train_member(job: MemberJob, report=None) -> dict:
                                   f"({exc})") from None
     replay = ReplayBuffer(mdir / "replay", tr["replay_games"], info.planes_shape)
     replay.load(counters["games"])
-    legacy = rt["engine"] == "legacy"
-    if legacy:
-        inference = TFInference(model)
-    else:
-        inference = make_inference(model, rt["inference"], device, threads=job.threads)
+    inference = make_inference(model, rt["inference"], device, threads=job.threads)
     learner_mode = rt["learner"]
-    if inference.name == "tf" or legacy:
+    if inference.name == "tf":
         learner_mode = "inline"                  # the tf backend reads the live weights
-    in_flight = 1 if legacy else (rt["games_in_flight"]
-                                  or default_games_in_flight(info.branching, device))
+    in_flight = rt["games_in_flight"] or default_games_in_flight(info.branching, device)
     train_step = make_train_step(model, optimizer)
     # trace both compiled functions now, outside the timed loop (nothing is applied)
     spec = tf.TensorSpec((None, *info.planes_shape), tf.float32)
@@ -438,7 +440,7 @@ def train_member(job: MemberJob, report=None) -> dict:
         writer.flush()
         if report is not None:
             report(record)
-        return None if legacy else model_weights(model)
+        return model_weights(model)
 
     learner = _Learner(process, learner_mode)
 
@@ -478,23 +480,10 @@ def train_member(job: MemberJob, report=None) -> dict:
     write_milestones()     # a milestone reached before a kill but not yet written
     clock["t"], clock["cpu"] = time.perf_counter(), time.process_time()
     try:
-        if legacy:
-            from search_ext.bestfirst import BestFirstSearch
-            search = BestFirstSearch(info, rule="minimax", descent=True,
-                                     evaluator=inference.evaluator(), max_nodes=sp["max_nodes"],
-                                     max_mb=sp["max_mb"], keep_tree=True)   # tree learning: whole tree
-            while (params := new_game()) is not None:
-                seed, e, epsilon, tag = params
-                t0 = time.perf_counter()
-                g = play_game(info, search, sp["iterations"] if sp["time"] <= 0 else 0, sp["time"],
-                              e, epsilon, seed % (1 << 62))
-                g["seconds"], g["tag"] = time.perf_counter() - t0, tag
-                on_game(g)
-        else:
-            pool = SelfPlayPool(info, evaluate, iterations=sp["iterations"] if sp["time"] <= 0 else 0,
-                                seconds=sp["time"], games_in_flight=in_flight,
-                                max_nodes=max(16, min(sp["max_nodes"], int(sp["max_mb"] * 2 ** 20 / NODE_BYTES))))
-            stopped["games"] = pool.run(new_game, on_game, stop=out_of_budget)
+        pool = SelfPlayPool(info, evaluate, iterations=sp["iterations"] if sp["time"] <= 0 else 0,
+                            seconds=sp["time"], games_in_flight=in_flight,
+                            max_nodes=max(16, min(sp["max_nodes"], int(sp["max_mb"] * 2 ** 20 / NODE_BYTES))))
+        stopped["games"] = pool.run(new_game, on_game, stop=out_of_budget)
     finally:
         learner.close()
     if stopped["games"] and learner.error is None:
