@@ -83,7 +83,7 @@ def main() -> int:
     nets = {k: d / "member_00" / "milestone_final.weights.h5" for k, (_, d) in runs.items()}
     from descent.match import play_game
     from descent.tournament import make_opening
-    from search_ext.agents import make_agent
+    from descent import make_agent
     spec = f"minimax:iterations={args.iterations}"
     a = make_agent(f"{spec},net={nets['new']}", args.game)
     b = make_agent(f"{spec},net={nets['legacy']}", args.game)

@@ -1,2 +1,8 @@
-"""descent: orchestration and command line; composes the searches with the networks."""
-from descent import networks as _networks  # noqa: F401  (installs the net=PATH loader of agents)
+"""descent: orchestration and command line; composes the searches with the networks.
+
+``descent.make_agent(spec, game)`` builds an agent (with ``net=PATH``, a value network as its leaf
+evaluator); ``descent.api.Opponent`` embeds a balanced opponent in another program.
+"""
+from descent.networks import make_agent
+
+__all__ = ["make_agent"]

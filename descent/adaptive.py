@@ -118,7 +118,7 @@ def update(entry: dict, person_score: float, rungs: int, lo: float, hi: float, s
 
 def ladder(game_spec: str, root=None) -> list[dict]:
     """The rungs, weakest first: {"algorithm", "net" (path or None), "label"}."""
-    from descent.api import best_network
+    from descent.networks import best_network
     from training.run import DEFAULT_ROOT
     root = Path(root) if root else DEFAULT_ROOT
     for pools_path in sorted(root.glob("*/pools.json")):

@@ -15,38 +15,23 @@ across games, see ``descent.adaptive``; call ``end_game()`` when a game ends and
 start the next). ``net="best"`` takes the best network trained for the game (from ``descent rank``'s pools,
 else the newest final checkpoint); without one, the agent evaluates leaves by random playouts and
 ``network`` is None.
+
+Any agent, a value network included, is built by ``make_agent`` (also ``descent.make_agent``):
+
+>>> from descent.api import make_agent
+>>> agent = make_agent("minimax:iterations=300,net=run/member_00/milestone_final.weights.h5", "tic_tac_toe")
+>>> action = agent.choose(agent.game.new_state())
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import games
 from games.errors import GameError
-from search_ext.agents import make_agent, parse_agent
+from descent.networks import best_network, make_agent
+from search_ext.agents import parse_agent
+
+__all__ = ["LEVELS", "Opponent", "agent_spec", "best_network", "make_agent"]
 
 LEVELS = ("easy", "medium", "hard", "balanced", "strongest", "adaptive")
-
-
-def best_network(game_spec: str, root=None) -> str | None:
-    """The path of the best network for a game, or None when none is trained."""
-    from training.run import DEFAULT_ROOT, list_checkpoints
-    root = Path(root) if root else DEFAULT_ROOT
-    for pools_path in sorted(root.glob("*/pools.json")):
-        try:
-            pools = json.loads(pools_path.read_text())
-        except (OSError, ValueError):
-            continue
-        if pools.get("game") == game_spec and pools.get("high"):
-            top = pools["ranking"][0]["net"] if pools.get("ranking") else pools["high"][0]["net"]
-            for h in pools["high"]:
-                if h["net"] == top and Path(h["path"]).exists():
-                    return h["path"]
-    rows = [r for r in list_checkpoints(root, game_spec) if r["exists"] and r["game"] == game_spec]
-    if not rows:
-        return None
-    rows.sort(key=lambda r: (r["train_seconds"] or 0, r["games"] or 0))
-    return rows[-1]["path"]
 
 
 def agent_spec(level: str, net: str | None, time: float | None, iterations: int | None, seed: int) -> str:

@@ -241,8 +241,8 @@ class Players:
             if opts.get("net"):
                 raise CalibrationError("with --against pool the balanced player uses the high-pool nets: "
                                        "leave net= out of --algorithm")
-            from descent.tournament import parse_budget
-            ob = parse_budget(s.opponent_budget)
+            from descent.budgets import parse_budget
+            ob = parse_budget(s.opponent_budget, CalibrationError)
             self.pairs = [(h["path"], h["net"], _join(f"minimax:{ob}", f"net={lo['path']}"), lo["net"])
                           for h in pools["high"] for lo in pools["low"]]
             if not self.pairs:
@@ -259,7 +259,7 @@ class Players:
         return spec
 
     def agent(self, spec: str):
-        from search_ext.agents import make_agent
+        from descent.networks import make_agent
         if spec not in self.cache:
             if len(self.cache) > 24:
                 self.cache.clear()

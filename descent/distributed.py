@@ -96,15 +96,12 @@ def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
             f"cannot reach the Ray cluster at {address!r} within {timeout:.0f} s ({exc})")) from None
 
 
-def _play_remote(task):
-    from descent.match import play_task
-    return play_task(task)
-
-
-def run_tasks_ray(tasks: list[dict], address: str | None, max_retries: int = 3):
-    """Yield ``(task, record)`` as the Ray tasks finish."""
+def run_tasks_ray(tasks: list[dict], address: str | None, play, max_retries: int = 3):
+    """Yield ``play(task)`` for every task as the Ray tasks finish. ``play`` is a module-level
+    function (``descent.match.play_task``): Ray sends it by reference, each worker imports its
+    module."""
     ray = init(address)
-    remote = ray.remote(max_retries=max_retries, num_cpus=1)(_play_remote)
+    remote = ray.remote(max_retries=max_retries, num_cpus=1)(play)
     pending = [remote.remote(t) for t in tasks]
     while pending:
         done, pending = ray.wait(pending, num_returns=1)

@@ -14,7 +14,8 @@ import time
 from dataclasses import dataclass, field
 
 import games
-from search_ext.agents import make_agent, parse_agent
+from descent.networks import make_agent
+from search_ext.agents import parse_agent
 
 
 @dataclass
@@ -132,7 +133,7 @@ def run_tasks(tasks: list[dict], workers: int = 1, ray_address: str | None = Non
     Ray tasks when ``ray_address`` is given)."""
     if ray_address is not None:
         from descent.distributed import run_tasks_ray
-        yield from run_tasks_ray(tasks, ray_address)
+        yield from run_tasks_ray(tasks, ray_address, play_task)
         return
     if workers <= 1 or len(tasks) <= 1:
         for t in tasks:

@@ -1,8 +1,15 @@
 """The composition of searches with value networks: the layer above ``search_ext`` (which knows no
-network) and ``training`` (which knows no agent). Importing this module installs the loader used by
-agent specs with ``net=PATH`` (``search_ext.agents.set_network_evaluator``).
+network) and ``training`` (which knows no agent).
+
+``make_agent(spec, game)`` is the way to build an agent, a network or not: it is
+``search_ext.agents.make_agent`` with this module's network loader passed explicitly, so that
+``net=PATH`` works from any program whatever it imported before (nothing is installed on import).
+``best_network(game)`` finds the best trained network of a game.
 """
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 from search_ext import agents as _agents
 
@@ -20,4 +27,29 @@ def network_evaluator(opts: dict, game=None):
     return inf.evaluator()
 
 
-_agents.set_network_evaluator(network_evaluator)
+def make_agent(spec: str, game) -> "_agents.Agent":
+    """Build the agent ``spec`` (``ALGORITHM[:key=value,...]``, ``net=PATH`` included) for ``game``
+    (a ``GameInfo`` or a game spec). Bad specs raise ``search_ext.agents.AgentSpecError``; a
+    checkpoint that cannot be loaded ``training.network.CheckpointError``."""
+    return _agents.make_agent(spec, game, network_loader=network_evaluator)
+
+
+def best_network(game_spec: str, root=None) -> str | None:
+    """The path of the best network for a game, or None when none is trained."""
+    from training.run import DEFAULT_ROOT, list_checkpoints
+    root = Path(root) if root else DEFAULT_ROOT
+    for pools_path in sorted(root.glob("*/pools.json")):
+        try:
+            pools = json.loads(pools_path.read_text())
+        except (OSError, ValueError):
+            continue
+        if pools.get("game") == game_spec and pools.get("high"):
+            top = pools["ranking"][0]["net"] if pools.get("ranking") else pools["high"][0]["net"]
+            for h in pools["high"]:
+                if h["net"] == top and Path(h["path"]).exists():
+                    return h["path"]
+    rows = [r for r in list_checkpoints(root, game_spec) if r["exists"] and r["game"] == game_spec]
+    if not rows:
+        return None
+    rows.sort(key=lambda r: (r["train_seconds"] or 0, r["games"] or 0))
+    return rows[-1]["path"]

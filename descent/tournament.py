@@ -29,6 +29,7 @@ import numpy as np
 
 from games import validate as v
 from games.errors import GameError
+from descent.budgets import parse_budget as _parse_budget
 from descent.match import run_tasks
 from descent.ratings import ELO, fit
 from descent.results import ResultsDB
@@ -349,18 +350,8 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
 # ---- evaluate --------------------------------------------------------------------------------------
 
 def parse_budget(text: str) -> str:
-    """'0.5' or 'time=0.5' -> 'time=0.5'; 'iterations=50' stays."""
-    t = v.text(text, "budget", ProtocolError, max_len=64).strip()
-    k, eq, x = t.partition("=")
-    if not eq:
-        k, x = "time", t
-    if k == "time":
-        v.parse_real(x, f"budget {text!r}", 0.0, v.MAX_SECONDS, ProtocolError, lo_open=True)
-    elif k == "iterations":
-        v.parse_int(x, f"budget {text!r}", 1, v.MAX_COUNT, ProtocolError)
-    else:
-        raise ProtocolError(f"budget {text!r}: expected time=SECONDS or iterations=N")
-    return f"{k}={x.strip()}"
+    """'0.5' or 'time=0.5' -> 'time=0.5'; 'iterations=50' stays (``ProtocolError`` otherwise)."""
+    return _parse_budget(text, ProtocolError)
 
 
 def _calibrated_plan(run_dir, game: str, alg: str, opponent: str):

@@ -84,6 +84,6 @@ def arc_sum_nested(trees: ArcSumTrees, t: int = 0, value_scale: float = 1.0):
 
 def make_arc_sum_tree(trees: ArcSumTrees, t: int = 0, value_scale: float = 1.0):
     """The ``GameInfo`` of tree ``t`` (see ``arc_sum_nested``); value its leaves' ``h`` with
-    ``games.tree_game.heuristic_evaluator``."""
+    ``search_ext.evaluators.heuristic_evaluator``."""
     from games.tree_game import make_tree
     return make_tree(arc_sum_nested(trees, t, value_scale), name="arc_sum")

@@ -5,8 +5,9 @@ trees and on random trees (e.g. seed 002's arc-sum trees).
 b_t is its sign) or a dict ``{"value": v, "result": b}``; an internal node is a dict
 ``{"player": p, "children": [...], "h": heuristic}`` (``h``: the value a leaf evaluator should give,
 first player's view, read from the encoding) or a list (children; the player alternates). The root
-is node 0; action k is the k-th child. The encoding is (1, 1, 2): [h from the mover's view, node id].
-``heuristic_evaluator(info)`` returns an evaluator that reads ``h``.
+is node 0; action k is the k-th child. The encoding is (1, 1, 2): [h from the mover's view, node id];
+``search_ext.evaluators.heuristic_evaluator(info)`` is the leaf evaluator that reads ``h`` (the game
+layer knows nothing of search).
 """
 from libc.stdlib cimport malloc, free
 
@@ -160,11 +161,3 @@ def make_tree(tree, name: str = "tree") -> GameInfo:
     info._cls = TreeState
     return info
 
-
-def heuristic_evaluator(info):
-    """An evaluator that values a leaf by its ``h`` (read from the encoding)."""
-    from search_ext.evaluators import CallableEvaluator
-
-    def read_h(batch):
-        return batch[:, 0, 0, 0]
-    return CallableEvaluator(read_h, info.planes_shape)

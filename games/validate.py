@@ -26,6 +26,7 @@ import math
 import numbers
 import operator
 import re
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -199,9 +200,11 @@ def state_for(state, game, what: str = "state", playable: bool = False) -> None:
     ``playable`` that the game is not over: the searches call it (with the GIL held) before they run
     without it, as an agent built for one game must refuse another game's state, or the same game
     with other parameters (``WrongGameError``, ``GameOverError``)."""
-    from games._state import State
     from games.errors import GameOverError, WrongGameError
-    if not isinstance(state, State):
+    # no import of games._state (which imports this module): a State exists only once the module
+    # defining it has been imported, so an object is a State iff that module is loaded and says so
+    engine = sys.modules.get("games._state")
+    if engine is None or not isinstance(state, engine.State):
         _fail(WrongGameError, what, f"expected a game state, got {_show(state)}")
     if state.game is not game and state.game.spec != getattr(game, "spec", game):
         _fail(WrongGameError, what,

@@ -7,6 +7,10 @@ lists every algorithm and its keys. Budgets: ``time`` (seconds per move) or ``it
 
 ``analyse`` returns one dict per legal action with ``action``, ``value`` (the mover's point of
 view, in [-1, 1]), ``completion``, ``resolved`` and ``count``, best first.
+
+``net=PATH`` (a value network as leaf evaluator) needs a network loader, which the search layer does
+not have (it knows no TensorFlow): build such an agent with ``descent.make_agent(spec, game)``, or
+pass ``network_loader=`` here. Without one, ``make_agent`` refuses ``net=`` (``AgentSpecError``).
 """
 from __future__ import annotations
 
@@ -16,15 +20,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from games import validate
-from games.errors import GameError
+from search_ext.agent_base import NETWORK_LOADER, Agent, AgentSpecError, leaf_evaluator
 from search_ext.alphabeta import AlphaBeta
 from search_ext.bestfirst import BestFirstSearch
-from search_ext.evaluators import PlayoutEvaluator, ZeroEvaluator
+from search_ext.evaluators import PlayoutEvaluator, estimate_scale
 from search_ext.mcts import MCTS
+from search_ext.predictive_agents import make_star_agent
 
-
-class AgentSpecError(GameError):
-    """A malformed agent spec, an unknown algorithm or key, or a bad value."""
+__all__ = ["ALGORITHMS", "Agent", "AgentSpecError", "Key", "describe_algorithms", "make_agent",
+           "parse_agent"]
 
 
 @dataclass(frozen=True)
@@ -207,11 +211,17 @@ def _raw_base(rest: str) -> str:
     return "alphabeta"
 
 
-def make_agent(text: str, game) -> "Agent":
-    """Build an agent from its spec for a game (a ``GameInfo`` or a game spec)."""
+def make_agent(text: str, game, network_loader=None) -> Agent:
+    """Build an agent from its spec for a game (a ``GameInfo`` or a game spec).
+
+    ``network_loader(opts, game) -> Evaluator`` loads the value network of ``net=PATH``; the search
+    layer has none of its own, so a spec with ``net=`` and no loader is an ``AgentSpecError``: use
+    ``descent.make_agent(spec, game)``, which passes the loader of ``descent.networks``."""
     import games
     info = games.load(game)
     name, opts = parse_agent(text)
+    if network_loader is not None:
+        opts[NETWORK_LOADER] = network_loader     # a Gaussian agent hands it to its base
     if name == "random":
         return RandomAgent(info, text, opts)
     if name == "gaussian":
@@ -221,102 +231,10 @@ def make_agent(text: str, game) -> "Agent":
     if name in ("alphabeta", "hybrid"):
         return AlphaBetaAgent(info, text, opts)
     if name in ("predictive", "noisy"):
-        from search_ext.predictive_agents import make_star_agent
         return make_star_agent(name, info, text, opts)
     if name == "alphadda":
         return AlphaDDAAgent(info, text, opts)
     return BestFirstAgent(info, text, opts, name)
-
-
-# ``net=PATH`` needs a value network: loading one is the job of the layer above the search
-# (``descent.networks`` installs the loader); the search itself imports no training code.
-_NETWORK_EVALUATOR = None
-
-
-def set_network_evaluator(fn) -> None:
-    """Install ``fn(opts, game) -> Evaluator``, the evaluator built for ``net=PATH``."""
-    global _NETWORK_EVALUATOR
-    _NETWORK_EVALUATOR = fn
-
-
-def _evaluator(opts: dict, seed: int, game=None):
-    if opts.get("net"):
-        if _NETWORK_EVALUATOR is None:
-            raise AgentSpecError(f"net={opts['net']}: no network loader is installed "
-                                 f"(import descent, which installs descent.networks)")
-        return _NETWORK_EVALUATOR(opts, game)
-    if opts.get("eval", "zero") == "playout":
-        return PlayoutEvaluator(opts["playouts"], opts["playout_cap"], False, seed)
-    return ZeroEvaluator()
-
-
-def _checked(fn, playable: bool):
-    """``fn(self, state)`` preceded by the state check: a state of the agent's own game (and, for
-    ``choose``, one where the game goes on); see ``games.validate.state_for``."""
-    import functools
-
-    @functools.wraps(fn)
-    def method(self, state, *args, **kwargs):
-        validate.state_for(state, self.game, f"agent {self.spec!r}", playable=playable)
-        return fn(self, state, *args, **kwargs)
-    method._state_checked = True
-    return method
-
-
-class Agent:
-    """Base class: ``choose(state) -> action``, ``analyse(state)``, ``reset(seed)``.
-
-    Every subclass's ``choose`` and ``analyse`` first check the state they are given: a state of
-    another game (or other parameters), or not a state, is a ``WrongGameError``; ``choose`` in a
-    finished game a ``GameOverError``."""
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        for name, playable in (("choose", True), ("analyse", False)):
-            fn = cls.__dict__.get(name)
-            if fn is not None and not getattr(fn, "_state_checked", False):
-                setattr(cls, name, _checked(fn, playable))
-
-    def __init__(self, game, spec: str, opts: dict):
-        self.game = game
-        self.spec = spec
-        self.opts = opts
-        self.seed = opts.get("seed", 0)
-
-    def reset(self, seed: int | None = None) -> None:
-        """Start a new game (forget the tree); optionally reseed."""
-        if seed is not None:
-            self.seed = seed
-
-    def choose(self, state) -> int:
-        raise NotImplementedError
-
-    def analyse(self, state) -> list:
-        raise NotImplementedError
-
-    # How the last move was searched (read by descent.match): ``iterations`` run, ``asked``
-    # (the iteration budget, None for a time budget), ``cut_short`` (the search stopped before its
-    # budget because its table was full) and ``memory_full`` (the table reached its cap).
-    last_move: dict | None = None
-
-    def _note_search(self, search, asked=None) -> None:
-        self.last_move = {"iterations": search.last_iterations, "asked": asked,
-                          "cut_short": bool(getattr(search, "last_cut_short", False)),
-                          "memory_full": bool(search.memory_full)}
-
-    @staticmethod
-    def _check_not_over(state) -> None:
-        if state.is_game_over():
-            raise GameError(f"no move to choose: the game is over ({state.position()!r})")
-
-    def _budget(self, default_time: float = 1.0) -> dict:
-        t, it = self.opts.get("time"), self.opts.get("iterations")
-        if t is None and it is None:
-            t = default_time
-        return {"seconds": t or 0.0, "iterations": it or 0}
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.spec!r}>"
 
 
 class RandomAgent(Agent):
@@ -350,7 +268,7 @@ class BestFirstAgent(Agent):
         rule = self.name if self.name in ("minibal_n", "minibal_plus") else "minimax"
         self.search = BestFirstSearch(
             self.game, rule=rule, descent=self.name == "descent",
-            evaluator=_evaluator(self.opts, self.seed, self.game), decision=self.opts["decision"],
+            evaluator=leaf_evaluator(self.opts, self.seed, self.game), decision=self.opts["decision"],
             take_proven_wins=self.opts.get("proven_wins", False),
             proven_win_depth=self.opts.get("proven_depth", -1), max_nodes=self.opts["max_nodes"],
             max_mb=self.opts["max_mb"])
@@ -387,7 +305,7 @@ class AlphaDDAAgent(Agent):
         super().reset(seed)
         self.values: list[float] = []
         self.search = BestFirstSearch(
-            self.game, rule="minimax", evaluator=_evaluator(self.opts, self.seed, self.game),
+            self.game, rule="minimax", evaluator=leaf_evaluator(self.opts, self.seed, self.game),
             decision=self.opts["decision"], max_nodes=self.opts["max_nodes"], max_mb=self.opts["max_mb"])
 
     def budget(self) -> int:
@@ -448,7 +366,7 @@ class AlphaBetaAgent(Agent):
 
     def reset(self, seed=None):
         super().reset(seed)
-        self.search = AlphaBeta(self.game, _evaluator(self.opts, self.seed, self.game))
+        self.search = AlphaBeta(self.game, leaf_evaluator(self.opts, self.seed, self.game))
 
     def _ab_budget(self) -> dict:
         t, d, n = self.opts.get("time"), self.opts.get("depth"), self.opts.get("nodes")
@@ -485,7 +403,8 @@ class GaussianAgent(Agent):
         else:
             self.mu, self.sigma = GAUSSIAN_LEVELS[opts["level"]]
         base_opts = ",".join(f"{k}={v}" for k, v in opts["base_options"].items())
-        self.base = make_agent(opts["base"] + (":" + base_opts if base_opts else ""), game)
+        self.base = make_agent(opts["base"] + (":" + base_opts if base_opts else ""), game,
+                               opts.get(NETWORK_LOADER))
         self.reset()
 
     def reset(self, seed=None):
@@ -501,7 +420,6 @@ class GaussianAgent(Agent):
         return ties[0] if len(ties) == 1 else self.rng.choice(ties)
 
     def _estimate_scale(self) -> float:
-        from search_ext.evaluators import estimate_scale
         evaluator = getattr(getattr(self.base, "search", None), "evaluator", None)
         if isinstance(evaluator, PlayoutEvaluator):
             return estimate_scale(self.game)

@@ -11,6 +11,8 @@
   [-0.0495, 0.0495]; only their order matters to the searches.
 * ``CallableEvaluator(fn)``: ``fn`` takes a float32 array (n, H, W, C) of encoded children and
   returns n values (for example a compiled Keras model); used for the value networks.
+* ``heuristic_evaluator(info)``: the value a game writes first in each encoded state, read as is:
+  the heuristic ``h`` of an explicit tree (``games.tree_game``, ``games.arc_sum``).
 """
 from libc.stdlib cimport malloc, free
 import numpy as np
@@ -176,3 +178,11 @@ cdef class RandomValueEvaluator(Evaluator):
 
     def describe(self) -> str:
         return "random values"
+
+
+def heuristic_evaluator(info):
+    """An evaluator that values a child by the first number of its encoding (``planes[0, 0, 0]``):
+    the heuristic ``h`` that ``games.tree_game`` encodes, from the child's mover's point of view."""
+    def read_h(batch):
+        return batch[:, 0, 0, 0]
+    return CallableEvaluator(read_h, info.planes_shape)

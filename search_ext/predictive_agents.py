@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 
-from search_ext.agents import Agent, _evaluator
+from search_ext.agent_base import Agent, leaf_evaluator
 from search_ext.predictive import StarMinimax
 
 DEFAULT_DEPTH = 2      # seed 002, Table 1: the predictive players and the Min opponents search 2 plies
@@ -36,7 +36,7 @@ class _StarAgent(Agent):
     def reset(self, seed=None):
         super().reset(seed)
         self.rng = random.Random(self.seed)
-        self.search = StarMinimax(self.game, _evaluator(self.opts, self.seed, self.game), self._ps(),
+        self.search = StarMinimax(self.game, leaf_evaluator(self.opts, self.seed, self.game), self._ps(),
                                   self.opts.get("star", "first") == "all")
 
     def _ps(self) -> float:

@@ -6,9 +6,10 @@ import pytest
 import games
 from descent.match import run_match
 from games.arc_sum import arc_sum_nested, make_arc_sum_tree, random_arc_sum_trees
-from games.tree_game import heuristic_evaluator, make_tree
+from games.tree_game import make_tree
 from search_ext import arc_sum_play as P
 from search_ext.agents import AgentSpecError, make_agent, parse_agent
+from search_ext.evaluators import heuristic_evaluator
 from search_ext.predictive import StarMinimax, star_value
 from search_ext.predictive_agents import NoisyAgent, PredictiveAgent
 

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 import games
-from games.tree_game import heuristic_evaluator, make_tree
+from games.tree_game import make_tree
 from search_ext.agents import AgentSpecError, GaussianAgent, make_agent, parse_agent
 from search_ext.alphabeta import AlphaBeta
 from search_ext.bestfirst import BestFirstSearch
-from search_ext.evaluators import PlayoutEvaluator
+from search_ext.evaluators import PlayoutEvaluator, heuristic_evaluator
 from search_ext.mcts import MCTS
 from descent.match import run_match
 

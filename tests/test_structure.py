@@ -1,8 +1,16 @@
-"""Package layering and quiet output.
+"""Package layering, no import cycles, and quiet output.
 
-Layers: ``search_ext`` (searches) imports nothing from ``training`` or ``descent``; ``training``
-(networks, self-play) nothing from ``descent`` (orchestration, CLI), the layer that composes a
-search with a network (``descent.networks``).
+Layers, bottom up: ``games`` (the game engines) imports nothing from ``search_ext``, ``training`` or
+``descent``; ``search_ext`` (searches, evaluators, agents) nothing from ``training`` or ``descent``;
+``training`` (networks, self-play, the learner) nothing from ``descent`` (orchestration, CLI and the
+Python API, the layer that composes a search with a network: ``descent.networks``). Checked over
+``.py``, ``.pyx`` and ``.pxd`` files, ``import``/``from ... import`` and ``cimport``/``from ...
+cimport`` alike, at any indentation (an import inside a function counts).
+
+No import cycles among the project's modules either, deferred (function-level) imports included:
+the graph of every module's imports has no strongly connected component of more than one module.
+A package's implicit import by its submodules is not an edge (``descent/__init__.py`` may import
+``descent.api``); every import written in a file is.
 """
 import ast
 import os
@@ -13,50 +21,188 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+PACKAGES = ("games", "search_ext", "training", "descent")
 FORBIDDEN = {
+    "games": {"search_ext", "training", "descent"},
     "search_ext": {"training", "descent"},
     "training": {"descent"},
 }
-_CIMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+(?:c?import)|c?import\s+([\w.]+))", re.M)
+SOURCE_SUFFIXES = (".py", ".pyx", ".pxd")
+# Cython: `from X import/cimport ...` and `import/cimport X[, Y]` at any indentation
+_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+c?import[ \t]+\(?([^#\n]*)", re.M)
+_PLAIN = re.compile(r"^[ \t]*c?import[ \t]+([^#\n]+)", re.M)
 
 
-def imported_modules(path: Path) -> set:
-    """Every module a file imports (at any depth: lazy imports inside functions count)."""
+def module_name(path: Path, root: Path = ROOT) -> str:
+    """``descent/api.py`` -> ``descent.api``; ``games/__init__.py`` -> ``games``."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _absolute(module: str, level: int, importer: str, is_package: bool) -> str:
+    if not level:
+        return module
+    base = importer.split(".") if is_package else importer.split(".")[:-1]
+    base = base[:len(base) - (level - 1)] if level > 1 else base
+    return ".".join(base + ([module] if module else []))
+
+
+def imports(path: Path, root: Path = ROOT) -> list:
+    """``(module, names)`` for every import statement of a file (at any depth: an import inside a
+    function counts), relative imports made absolute; ``names`` are those of a ``from`` import."""
     text = path.read_text()
+    me = module_name(path, root) if path.is_relative_to(root) else path.stem
+    package = path.stem == "__init__"
+    found = []
     if path.suffix == ".py":
-        found = set()
         for node in ast.walk(ast.parse(text, str(path))):
             if isinstance(node, ast.Import):
-                found.update(a.name for a in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                found.add(node.module)
+                found.extend((a.name, ()) for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                found.append((_absolute(node.module or "", node.level, me, package),
+                              tuple(a.name for a in node.names)))
             elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "import_module":
                 if node.args and isinstance(node.args[0], ast.Constant):
-                    found.add(str(node.args[0].value))
+                    found.append((str(node.args[0].value), ()))
         return found
-    return {m for pair in _CIMPORT.findall(text) for m in pair if m}    # .pyx / .pxd
+    for m in _FROM.finditer(text):                                      # .pyx / .pxd
+        raw, names = m.group(1), m.group(2)
+        level = len(raw) - len(raw.lstrip("."))
+        names = tuple(n.split()[0] for n in names.replace(")", "").split(",") if n.split())
+        found.append((_absolute(raw.lstrip("."), level, me, package), names))
+    for m in _PLAIN.finditer(text):
+        found.extend((item.split()[0], ()) for item in m.group(1).split(",") if item.split())
+    return found
+
+
+def imported_modules(path: Path, root: Path = ROOT) -> set:
+    """Every module a file imports (at any depth: lazy imports inside functions count)."""
+    return {mod for mod, _ in imports(path, root) if mod}
+
+
+def source_files(root: Path = ROOT, packages=PACKAGES) -> list:
+    return sorted(p for pkg in packages for suffix in SOURCE_SUFFIXES
+                  for p in (root / pkg).rglob("*" + suffix) if "build" not in p.relative_to(root).parts)
+
+
+def import_graph(root: Path = ROOT, packages=PACKAGES) -> dict:
+    """Module -> the project modules it imports. A ``.pxd`` belongs to the module of its ``.pyx``; a
+    ``from P import N`` is an edge to the submodule ``P.N`` when there is one, else to ``P``."""
+    files = source_files(root, packages)
+    known = {module_name(p, root) for p in files}
+    graph: dict = {m: set() for m in known}
+    for path in files:
+        me = module_name(path, root)
+        for mod, names in imports(path, root):
+            targets = [f"{mod}.{n}" for n in names if f"{mod}.{n}" in known] or [mod]
+            for target in targets:
+                parts = target.split(".")
+                while parts and ".".join(parts) not in known:     # a name inside a module
+                    parts.pop()
+                if parts and ".".join(parts) != me:
+                    graph[me].add(".".join(parts))
+    return graph
+
+
+def cycles(graph: dict) -> list:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict = {}
+    low: dict = {}
+    stack, on_stack, out = [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * len(graph) + 100))
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(out)
+
+
+def layer_violations(root: Path = ROOT) -> list:
+    bad = []
+    for package, banned in FORBIDDEN.items():
+        files = source_files(root, (package,))
+        assert files, package
+        for path in files:
+            for mod in sorted(imported_modules(path, root)):
+                if mod.split(".")[0] in banned:
+                    bad.append(f"{path.relative_to(root)} imports {mod}")
+    return bad
 
 
 def test_layers_import_nothing_from_above():
-    bad = []
-    for package, banned in FORBIDDEN.items():
-        files = [p for ext in ("*.py", "*.pyx", "*.pxd") for p in (ROOT / package).rglob(ext)]
-        assert files, package
-        for path in files:
-            for mod in imported_modules(path):
-                if mod.split(".")[0] in banned:
-                    bad.append(f"{path.relative_to(ROOT)} imports {mod}")
+    bad = layer_violations()
     assert not bad, "\n".join(bad)
 
 
+def test_no_import_cycles():
+    graph = import_graph()
+    assert {"games.tree_game", "search_ext.agents", "training.network", "descent.api"} <= set(graph)
+    assert "search_ext.evaluators" in graph["search_ext.bestfirst"]       # cimports are edges
+    found = cycles(graph)
+    assert not found, "import cycles: " + "; ".join(" <-> ".join(c) for c in found)
+
+
 def test_the_checker_sees_imports(tmp_path):
-    """The scan finds top-level, lazy and Cython imports (so the rule above can fail)."""
+    """The scan finds top-level, lazy and Cython imports (so the rules above can fail)."""
     py = tmp_path / "m.py"
     py.write_text("import os\ndef f():\n    from training.network import build_model\n")
     pyx = tmp_path / "m.pyx"
-    pyx.write_text("from descent.cli cimport x\ncimport training.selfplay\n")
+    pyx.write_text("from descent.cli cimport x\ncimport training.selfplay\n"
+                   "def f():\n    from search_ext.evaluators import (CallableEvaluator,\n"
+                   "        ZeroEvaluator)\n    import numpy as np, descent.api as api\n")
     assert "training.network" in imported_modules(py)
-    assert {"descent.cli", "training.selfplay"} <= imported_modules(pyx)
+    assert {"descent.cli", "training.selfplay", "search_ext.evaluators", "numpy",
+            "descent.api"} <= imported_modules(pyx)
+
+
+def test_the_checker_finds_a_planted_violation_and_cycle(tmp_path):
+    """A tree with a game module that imports a search module inside a function (.pyx), a search
+    module that cimports training (.pxd), and a cycle made of deferred imports only."""
+    for pkg in PACKAGES:
+        (tmp_path / pkg).mkdir()
+        (tmp_path / pkg / "__init__.py").write_text("")
+    (tmp_path / "games" / "g.pyx").write_text("def h():\n    from search_ext.ev import E\n")
+    (tmp_path / "search_ext" / "ev.pxd").write_text("from training.net cimport N\n")
+    (tmp_path / "search_ext" / "ev.pyx").write_text("from games.g import h\n")
+    (tmp_path / "training" / "net.py").write_text("def f():\n    from . import run\n")
+    (tmp_path / "training" / "run.py").write_text("def g():\n    import training.net\n")
+    (tmp_path / "descent" / "a.py").write_text("from descent import b\n")
+    (tmp_path / "descent" / "b.py").write_text("from descent.a import x\n")
+    bad = layer_violations(tmp_path)
+    assert bad == ["games/g.pyx imports search_ext.ev", "search_ext/ev.pxd imports training.net"]
+    graph = import_graph(tmp_path)
+    assert graph["games.g"] == {"search_ext.ev"} and graph["search_ext.ev"] == {"games.g", "training.net"}
+    assert cycles(graph) == [["descent.a", "descent.b"], ["games.g", "search_ext.ev"],
+                             ["training.net", "training.run"]]
+    (tmp_path / "descent" / "b.py").write_text("import descent\n")      # the package: no cycle
+    (tmp_path / "training" / "run.py").write_text("")
+    (tmp_path / "search_ext" / "ev.pyx").write_text("")
+    assert cycles(import_graph(tmp_path)) == []
 
 
 BANNERS = ("oneDNN custom operations", "absl::InitializeLog", "cuda_", "TF-TRT",
