@@ -1,10 +1,12 @@
 """Raw throughput of the value network through ONNX Runtime, without TensorFlow (issue 13).
 
-Builds the graph of ``training.network.build_model`` (``training.inference.onnx_graph``) with random
-weights of the right shapes (throughput does not depend on their values), so it runs where only
-onnx, onnxruntime and numpy are installed (e.g. a GPU machine without TensorFlow):
+Builds the ONNX graph of an architecture (``training.architecture.Architecture``, through
+``training.inference.onnx_graph``) with random weights of the shapes it gives (throughput does not
+depend on their values), so it runs where only onnx, onnxruntime and numpy are installed (e.g. a GPU
+machine without TensorFlow):
 
   python bench/bench_onnx.py [--shape 6,6,2] [--filters 32] [--blocks 2] [--head 64]
+      [--kernel 3] [--head-kernel 1]
       [--providers CPUExecutionProvider,CUDAExecutionProvider] [--threads 1,16]
       [--batches 1,5,32,256,1024,4096] [--seconds 2]
 
@@ -22,24 +24,16 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 
+from training.architecture import Architecture  # noqa: E402
 from training.inference import onnx_graph  # noqa: E402  (imports no TensorFlow)
 
 
-def random_weights(shape, filters: int, blocks: int, head: int, seed: int = 0) -> dict:
-    h, w, c = shape
+def random_weights(arch: Architecture, shape, seed: int = 0) -> dict:
+    """He-normal kernels and zero biases of the shapes ``arch`` gives for ``shape``."""
     rng = np.random.default_rng(seed)
-
-    def conv(k, cin, cout):
-        return [rng.normal(0, (2 / (k * k * cin)) ** 0.5, (k, k, cin, cout)).astype(np.float32),
-                np.zeros(cout, np.float32)]
-    out = {"stem": conv(3, c, filters)}
-    for i in range(blocks):
-        out[f"block{i}_a"] = conv(3, filters, filters)
-        out[f"block{i}_b"] = conv(3, filters, filters)
-    out["head_conv"] = conv(1, filters, 2)
-    out["head_dense"] = [rng.normal(0, 0.1, (h * w * 2, head)).astype(np.float32), np.zeros(head, np.float32)]
-    out["value"] = [rng.normal(0, 0.1, (head, 1)).astype(np.float32), np.zeros(1, np.float32)]
-    return out
+    return {name: [rng.normal(0, (2 / np.prod(k[:-1])) ** 0.5, k).astype(np.float32),
+                   np.zeros(b, np.float32)]
+            for name, (k, b) in arch.weight_shapes(shape).items()}
 
 
 def main() -> int:
@@ -48,6 +42,8 @@ def main() -> int:
     ap.add_argument("--filters", type=int, default=32)
     ap.add_argument("--blocks", type=int, default=2)
     ap.add_argument("--head", type=int, default=64)
+    ap.add_argument("--kernel", type=int, default=3)
+    ap.add_argument("--head-kernel", type=int, default=1)
     ap.add_argument("--providers", default="CPUExecutionProvider")
     ap.add_argument("--threads", default="1")
     ap.add_argument("--batches", default="1,5,32,256,1024")
@@ -55,7 +51,8 @@ def main() -> int:
     a = ap.parse_args()
     import onnxruntime as ort
     shape = tuple(int(v) for v in a.shape.split(","))
-    model = onnx_graph(random_weights(shape, a.filters, a.blocks, a.head), shape)
+    arch = Architecture(a.filters, a.blocks, a.head, kernel=a.kernel, head_kernel=a.head_kernel)
+    model = onnx_graph(arch, random_weights(arch, shape), shape)
     print(f"onnxruntime {ort.__version__}, available: {', '.join(ort.get_available_providers())}")
     print("| provider | threads | " + " | ".join(f"batch {b}" for b in a.batches.split(",")) + " |")
     print("|---|---|" + "---|" * len(a.batches.split(",")))
@@ -71,12 +68,13 @@ def main() -> int:
             cells = []
             for b in (int(x) for x in a.batches.split(",")):
                 x = np.random.default_rng(1).integers(0, 2, (b, *shape)).astype(np.float32)
-                sess.run(["value"], {"planes": x})
+                out = [sess.get_outputs()[0].name]
+                sess.run(out, {"planes": x})
                 reps = []
                 for _ in range(3):
                     n, t0 = 0, time.perf_counter()
                     while time.perf_counter() - t0 < a.seconds / 3:
-                        sess.run(["value"], {"planes": x})
+                        sess.run(out, {"planes": x})
                         n += b
                     reps.append(n / (time.perf_counter() - t0))
                 cells.append(f"{statistics.median(reps):,.0f}")

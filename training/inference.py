@@ -1,28 +1,42 @@
 """Inference of the value network inside the search: low per-call cost for the batches it makes.
 
-Three backends compute the same function (``training.network.build_model``):
+Three backends compute the same function, each built from the network's one description
+(``training.architecture``: ``Architecture.layers()``, the ordered layer specs), which a model
+built by ``training.network.build_model`` carries as ``model.architecture``:
 
-* ``"onnx"`` (the default on CPU): ONNX Runtime running a graph built from the network's weights
-  with ``onnx.helper`` (no converter, no file): ~20 us per call, and its convolution kernels match
-  oneDNN's at large batches, so it beats ``tf.function`` at every batch size (BENCHMARKS.md,
-  "Self-play throughput").
-* ``"numpy"`` (the fallback when onnxruntime is not installed): a hand-written forward pass over a copy of the Keras weights,
-  im2col + one matrix product per convolution (NumPy's BLAS), into buffers kept between calls.
-  Its cost per call is a few tens of microseconds against ~400 us for a ``tf.function`` call, so
-  the small batches of a search are not dominated by framework overhead. Outputs equal the Keras
-  model's within 1e-4 (tests/test_inference.py).
-* ``"tf"``: one fixed-signature ``tf.function`` (the previous path; used on a GPU, and kept for
-  comparison).
+* ``"onnx"`` (the default on CPU): ONNX Runtime running a graph built from the layer specs and the
+  network's weights with ``onnx.helper`` (no converter, no file): ~20 us per call, and its
+  convolution kernels match oneDNN's at large batches, so it beats ``tf.function`` at every batch
+  size (BENCHMARKS.md, "Self-play throughput").
+* ``"numpy"`` (the fallback when onnxruntime is not installed): the layer specs evaluated with NumPy
+  over a copy of the weights, im2col + one matrix product per convolution (NumPy's BLAS), into
+  buffers kept between calls. A few tens of microseconds per call against ~400 us for a
+  ``tf.function`` call.
+* ``"tf"``: one fixed-signature ``tf.function`` of the Keras model (used on a GPU).
 
-Weights: the ONNX and NumPy backends hold a snapshot, taken by ``refresh()``. The trainer calls ``refresh()``
-after every training pass, so self-play never uses weights more than one pass old (see README,
-"Self-play throughput").
+All equal the Keras model within 1e-4 for any architecture (tests/test_architecture.py).
+
+Weights: the ONNX and NumPy backends hold a snapshot, taken by ``refresh()`` and checked against
+the architecture's weight shapes (``ArchitectureError`` if they do not fit). The trainer calls
+``refresh()`` after every training pass, so self-play never uses weights more than one pass old.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from training.architecture import Architecture, ArchitectureError, Conv, Dense, Flatten, Residual
+from training.architecture import padding as same_padding
+
 BACKENDS = ("auto", "onnx", "numpy", "tf")
+
+
+def architecture_of(model) -> Architecture:
+    """The ``Architecture`` a model was built from (``build_model`` attaches it)."""
+    arch = getattr(model, "architecture", None)
+    if not isinstance(arch, Architecture):
+        raise ArchitectureError("the model carries no architecture (build it with "
+                                "training.network.build_model)")
+    return arch
 
 
 class InferenceBase:
@@ -63,34 +77,51 @@ class TFInference(InferenceBase):
         return self._fn(batch).numpy().reshape(-1)
 
 
+def _activate(x: np.ndarray, activation: str | None) -> None:
+    """Apply a hidden or output activation in place."""
+    if activation == "relu":
+        np.maximum(x, 0.0, out=x)
+    elif activation == "tanh":
+        np.tanh(x, out=x)
+    elif activation is not None:
+        raise ArchitectureError(f"no NumPy activation {activation!r}")
+
+
 class NumpyInference(InferenceBase):
-    """The residual CNN evaluated with NumPy on a weight snapshot (``refresh()`` to update)."""
+    """The model's layer specs evaluated with NumPy on a weight snapshot (``refresh()`` to
+    update). Activations are kept as (n * h * w, c) matrices in NHWC order."""
 
     name = "numpy"
 
     def __init__(self, model):
         super().__init__(model)
-        self._layers = None
+        self.architecture = architecture_of(model)
+        self._plan: list = []
         self._bufs: dict = {}
         self.refresh()
 
     def refresh(self, weights: dict | None = None) -> None:
         """Take a weight snapshot (``model_weights``; default: the model's current weights)."""
         w = model_weights(self.model) if weights is None else weights
+        self.architecture.check_weights(w, self.shape)
 
-        def conv(name):
-            k, b = w[name]
-            kh, kw, cin, cout = k.shape
-            return np.ascontiguousarray(k.reshape(kh * kw * cin, cout)), b, kh
-        blocks = []
-        i = 0
-        while f"block{i}_a" in w:
-            blocks.append((conv(f"block{i}_a"), conv(f"block{i}_b")))
-            i += 1
-        d1 = w["head_dense"]
-        d2 = w["value"]
-        self._layers = {"stem": conv("stem"), "blocks": blocks, "head": conv("head_conv"),
-                        "dense": d1, "value": d2}
+        def conv(spec):
+            k, b = w[spec.name]
+            return spec, np.ascontiguousarray(k.reshape(-1, k.shape[-1]), np.float32), np.asarray(b, np.float32)
+        plan = []
+        for spec in self.architecture.layers():
+            if isinstance(spec, Conv):
+                plan.append(("conv", conv(spec)))
+            elif isinstance(spec, Residual):
+                plan.append(("residual", (spec, [conv(c) for c in spec.body])))
+            elif isinstance(spec, Flatten):
+                plan.append(("flatten", spec))
+            elif isinstance(spec, Dense):
+                plan.append(("dense", (spec, np.asarray(w[spec.name][0], np.float32),
+                                       np.asarray(w[spec.name][1], np.float32))))
+            else:
+                raise ArchitectureError(f"no NumPy layer for {spec!r}")
+        self._plan = plan
 
     def _buf(self, key, shape):
         b = self._bufs.get(key)
@@ -99,23 +130,32 @@ class NumpyInference(InferenceBase):
             self._bufs[key] = b
         return b
 
-    def _conv3(self, x, w, b, tag):
-        """3x3 'same' convolution of x (n, h, w, c) -> (n*h*w, f), bias added (no activation)."""
-        n, h, wd, c = x.shape
-        pad = self._buf(("pad", c), (n, h + 2, wd + 2, c))
-        pad[:, 0, :, :] = 0.0
-        pad[:, h + 1, :, :] = 0.0
-        pad[:, :, 0, :] = 0.0
-        pad[:, :, wd + 1, :] = 0.0
-        pad[:, 1:h + 1, 1:wd + 1, :] = x
-        s = pad.strides
-        win = np.lib.stride_tricks.as_strided(pad, (n, h, wd, 3, 3, c),
-                                              (s[0], s[1], s[2], s[1], s[2], s[3]), writeable=False)
-        cols = self._buf(("cols", c), (n * h * wd, 9 * c))
-        np.copyto(cols.reshape(n, h, wd, 3, 3, c), win)
-        out = self._buf(("out", tag), (n * h * wd, w.shape[1]))
-        np.matmul(cols, w, out=out)
+    def _conv(self, x, dims, layer, key):
+        """"same" convolution of x ((n*h*w, c), NHWC rows) -> (n*h*w, f), bias added and
+        activated, in the buffer ``key``."""
+        spec, w, b = layer
+        n, h, wd = dims
+        c, k = x.shape[1], spec.kernel
+        out = self._buf(("out", key), (n * h * wd, w.shape[1]))
+        if k == 1:
+            np.matmul(x, w, out=out)
+        else:
+            top, bottom = same_padding(k)
+            pad = self._buf(("pad", c, k), (n, h + k - 1, wd + k - 1, c))
+            pad[:, :top] = 0.0
+            pad[:, top + h:] = 0.0
+            pad[:, :, :top] = 0.0
+            pad[:, :, top + wd:] = 0.0
+            pad[:, top:top + h, top:top + wd, :] = x.reshape(n, h, wd, c)
+            s = pad.strides
+            win = np.lib.stride_tricks.as_strided(pad, (n, h, wd, k, k, c),
+                                                  (s[0], s[1], s[2], s[1], s[2], s[3]),
+                                                  writeable=False)
+            cols = self._buf(("cols", c, k), (n * h * wd, k * k * c))
+            np.copyto(cols.reshape(n, h, wd, k, k, c), win)
+            np.matmul(cols, w, out=out)
         out += b
+        _activate(out, spec.activation)
         return out
 
     def __call__(self, batch: np.ndarray) -> np.ndarray:
@@ -124,33 +164,33 @@ class NumpyInference(InferenceBase):
         self.states += n
         if n == 0:
             return np.zeros(0, np.float32)
-        L = self._layers
         x = np.asarray(batch, dtype=np.float32)
-        _, h, wd, _ = x.shape
-        (w, b, _) = L["stem"]
-        y = self._conv3(x, w, b, "stem")
-        np.maximum(y, 0.0, out=y)
-        f = y.shape[1]
-        cur = self._buf("x0", y.shape)
-        np.copyto(cur, y)
-        for (wa, ba, _), (wb, bb, _) in L["blocks"]:
-            t = self._conv3(cur.reshape(n, h, wd, f), wa, ba, "a")
-            np.maximum(t, 0.0, out=t)
-            u = self._conv3(t.reshape(n, h, wd, f), wb, bb, "b")
-            cur += u
-            np.maximum(cur, 0.0, out=cur)
-        hw, hb, _ = L["head"]
-        head = cur @ hw
-        head += hb
-        np.maximum(head, 0.0, out=head)
-        d1w, d1b = L["dense"]
-        z = head.reshape(n, -1) @ d1w
-        z += d1b
-        np.maximum(z, 0.0, out=z)
-        vw, vb = L["value"]
-        v = z @ vw
-        v += vb
-        return np.tanh(v).reshape(-1)
+        _, h, wd, c = x.shape
+        dims = (n, h, wd)
+        cur, owned = x.reshape(n * h * wd, c), False      # owned: a buffer of ours, writable
+        for kind, layer in self._plan:
+            if kind == "conv":
+                cur, owned = self._conv(cur, dims, layer, layer[0].name), True
+            elif kind == "residual":
+                spec, body = layer
+                if not owned:
+                    cur = np.array(cur, np.float32)
+                    owned = True
+                y = cur
+                for j, inner in enumerate(body):
+                    y = self._conv(y, dims, inner, ("body", j))
+                cur += y
+                _activate(cur, spec.activation)
+            elif kind == "flatten":
+                cur = cur.reshape(n, -1)
+            else:
+                spec, w, b = layer
+                out = self._buf(("out", spec.name), (n, w.shape[1]))
+                np.matmul(cur, w, out=out)
+                out += b
+                _activate(out, spec.activation)
+                cur, owned = out, True
+        return cur.reshape(-1).copy()
 
 
 def model_weights(model) -> dict:
@@ -160,52 +200,67 @@ def model_weights(model) -> dict:
             for layer in model.layers if layer.get_weights()}
 
 
-def onnx_graph(weights: dict, planes_shape) -> bytes:
-    """The serialized ONNX model of ``training.network.build_model``'s network (opset 17) with
-    ``weights`` (``model_weights(model)``) as initializers. NHWC input as in Keras; transposed to
-    NCHW for the convolutions and back before the flatten so the dense layer sees Keras' order."""
+_ONNX_ACTIVATIONS = {"relu": "Relu", "tanh": "Tanh"}
+
+
+def onnx_graph(arch: Architecture, weights: dict, planes_shape) -> bytes:
+    """The serialized ONNX model (opset 17) of ``arch``'s layer specs with ``weights``
+    (``model_weights(model)``, checked against ``arch``) as initializers. NHWC input as in Keras;
+    transposed to NCHW for the convolutions and back before the flatten so the dense layers see
+    Keras' order. The output is the last layer's name (``value``)."""
     from onnx import TensorProto, helper, numpy_helper
-    w = weights
+    arch.check_weights(weights, planes_shape)
     h, wd, c = planes_shape
     inits, nodes = [], []
 
     def init(name, arr):
         inits.append(numpy_helper.from_array(np.ascontiguousarray(arr, np.float32), name))
 
-    def conv(inp, lname, out, relu):
-        k, b = w[lname]
-        init(lname + "_w", k.transpose(3, 2, 0, 1))
-        init(lname + "_b", b)
-        p = k.shape[0] // 2
-        pre = out + "_pre" if relu else out
-        nodes.append(helper.make_node("Conv", [inp, lname + "_w", lname + "_b"], [pre],
-                                      pads=[p, p, p, p]))
-        if relu:
-            nodes.append(helper.make_node("Relu", [pre], [out]))
+    def activate(inp, out, activation):
+        if activation not in _ONNX_ACTIVATIONS:
+            raise ArchitectureError(f"no ONNX activation {activation!r}")
+        nodes.append(helper.make_node(_ONNX_ACTIVATIONS[activation], [inp], [out]))
         return out
 
-    nodes.append(helper.make_node("Transpose", ["planes"], ["x0"], perm=[0, 3, 1, 2]))
-    x = conv("x0", "stem", "stem_out", True)
-    i = 0
-    while f"block{i}_a" in w:
-        a = conv(x, f"block{i}_a", f"a{i}", True)
-        b = conv(a, f"block{i}_b", f"b{i}", False)
-        nodes.append(helper.make_node("Add", [x, b], [f"add{i}"]))
-        nodes.append(helper.make_node("Relu", [f"add{i}"], [f"r{i}"]))
-        x = f"r{i}"
-        i += 1
-    conv(x, "head_conv", "hc", True)
-    nodes.append(helper.make_node("Transpose", ["hc"], ["hct"], perm=[0, 2, 3, 1]))
-    nodes.append(helper.make_node("Flatten", ["hct"], ["flat"], axis=1))
-    for lname, inp, out, act in (("head_dense", "flat", "d1", "Relu"), ("value", "d1", "value", "Tanh")):
-        init(lname + "_w", w[lname][0])
-        init(lname + "_b", w[lname][1])
-        nodes.append(helper.make_node("Gemm", [inp, lname + "_w", lname + "_b"], [out + "_pre"]))
-        nodes.append(helper.make_node(act, [out + "_pre"], [out]))
+    def conv(inp, spec):
+        k, b = weights[spec.name]
+        init(spec.name + "_w", k.transpose(3, 2, 0, 1))
+        init(spec.name + "_b", b)
+        top, bottom = same_padding(spec.kernel)
+        pre = spec.name + "_pre" if spec.activation else spec.name
+        nodes.append(helper.make_node("Conv", [inp, spec.name + "_w", spec.name + "_b"], [pre],
+                                      kernel_shape=[spec.kernel, spec.kernel],
+                                      pads=[top, top, bottom, bottom]))
+        return activate(pre, spec.name, spec.activation) if spec.activation else pre
+
+    nodes.append(helper.make_node("Transpose", ["planes"], ["planes_nchw"], perm=[0, 3, 1, 2]))
+    x = "planes_nchw"
+    for spec in arch.layers():
+        if isinstance(spec, Conv):
+            x = conv(x, spec)
+        elif isinstance(spec, Residual):
+            y = x
+            for inner in spec.body:
+                y = conv(y, inner)
+            nodes.append(helper.make_node("Add", [x, y], [spec.name + "_add"]))
+            x = activate(spec.name + "_add", spec.name + "_out", spec.activation)
+        elif isinstance(spec, Flatten):
+            nodes.append(helper.make_node("Transpose", [x], [spec.name + "_nhwc"], perm=[0, 2, 3, 1]))
+            nodes.append(helper.make_node("Flatten", [spec.name + "_nhwc"], [spec.name], axis=1))
+            x = spec.name
+        elif isinstance(spec, Dense):
+            init(spec.name + "_w", weights[spec.name][0])
+            init(spec.name + "_b", weights[spec.name][1])
+            pre = spec.name + "_pre" if spec.activation else spec.name
+            nodes.append(helper.make_node("Gemm", [x, spec.name + "_w", spec.name + "_b"], [pre]))
+            x = activate(pre, spec.name, spec.activation) if spec.activation else pre
+        else:
+            raise ArchitectureError(f"no ONNX node for {spec!r}")
+    out_units = arch.weight_shapes(planes_shape)[arch.layers()[-1].name][1][0]
     graph = helper.make_graph(
         nodes, "value_net",
         [helper.make_tensor_value_info("planes", TensorProto.FLOAT, ["n", h, wd, c])],
-        [helper.make_tensor_value_info("value", TensorProto.FLOAT, ["n", 1])], inits)
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["n", out_units])], inits)
     onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     onnx_model.ir_version = 8
     return onnx_model.SerializeToString()
@@ -227,6 +282,7 @@ class OnnxInference(InferenceBase):
 
     def __init__(self, model, threads: int = 1):
         super().__init__(model)
+        self.architecture = architecture_of(model)
         self.threads = threads
         self._sess = None
         self.refresh()
@@ -242,8 +298,9 @@ class OnnxInference(InferenceBase):
         so.inter_op_num_threads = 1
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         so.log_severity_level = 3
-        self._sess = ort.InferenceSession(onnx_graph(weights, self.shape), so,
+        self._sess = ort.InferenceSession(onnx_graph(self.architecture, weights, self.shape), so,
                                           providers=["CPUExecutionProvider"])
+        self._output = self._sess.get_outputs()[0].name
 
     def __call__(self, batch: np.ndarray) -> np.ndarray:
         self.calls += 1
@@ -251,7 +308,7 @@ class OnnxInference(InferenceBase):
         if len(batch) == 0:
             return np.zeros(0, np.float32)
         x = np.ascontiguousarray(batch, dtype=np.float32)
-        return self._sess.run(["value"], {"planes": x})[0].reshape(-1)
+        return self._sess.run([self._output], {"planes": x})[0].reshape(-1)
 
 
 def gpu_available() -> bool:

@@ -1,4 +1,5 @@
-"""The value network: a residual CNN over the game's planes with a tanh output, trained with MSE.
+"""The value network: a residual CNN over the game's planes with a tanh output, trained with MSE;
+its architecture is described once, in ``training.architecture``.
 
 Inference inside the search goes through one fixed-signature ``tf.function`` (no retracing, no
 ``model.predict``), called once per expansion with the batch of encoded children.
@@ -20,6 +21,9 @@ import numpy as np
 
 from games import validate as v
 from games.errors import GameError
+from training.architecture import META as ARCHITECTURE_META
+from training.architecture import Architecture, Conv, Dense, Flatten, Residual
+from training.inference import TFInference
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -29,8 +33,7 @@ class CheckpointError(GameError):
 
 
 # ---- metadata schemas (games.validate): what a checkpoint may hold, checked before it is used ----
-NETWORK_META = v.Record({"filters": v.Int(1, 4096), "blocks": v.Int(0, 256),
-                         "head_units": v.Int(1, 65536)})
+NETWORK_META = ARCHITECTURE_META          # the network's architecture (training.architecture)
 _RNG_STATE = v.Record({"bit_generator": v.Str(64, empty=False), "state": v.Map(v.Int(0, 2 ** 256)),
                        "has_uint32": v.Int(0, 1), "uinteger": v.Int(0, 2 ** 64 - 1)})
 COUNTERS_META = v.Record({"games": v.Int(0, v.MAX_COUNT), "examples": v.Int(0, 10 ** 15),
@@ -77,29 +80,49 @@ def configure_threads(threads: int) -> None:
         pass        # already initialised in this process
 
 
-def build_model(planes_shape, filters: int = 32, blocks: int = 2, head_units: int = 64,
-                seed: int = 0):
-    """Residual CNN: a 3x3 stem, ``blocks`` residual blocks of two 3x3 convolutions, then a dense
-    head ending in one tanh unit."""
+def build_model(planes_shape, *sizes, seed: int = 0, **fields):
+    """The Keras model of an ``Architecture`` (``training.architecture``), built by walking its
+    layer specs: ``build_model(shape, arch, seed=)``, or ``build_model(shape, filters, blocks,
+    head_units, seed=, kernel=, ...)`` with the Architecture's fields (defaults for the rest).
+    The model carries its description as ``model.architecture``. Weights are initialised from
+    ``seed`` (He normal, Glorot uniform for the output unit)."""
+    if len(sizes) == 1 and isinstance(sizes[0], Architecture) and not fields:
+        arch = sizes[0]
+    else:
+        arch = Architecture(*sizes, **fields)
     from training import import_tensorflow
     import_tensorflow()
     import keras
     from keras import layers
     keras.utils.set_random_seed(seed)
-    init = keras.initializers.HeNormal(seed=seed)
-    inp = keras.Input(tuple(planes_shape), name="planes")
-    x = layers.Conv2D(filters, 3, padding="same", activation="relu", kernel_initializer=init,
-                      name="stem")(inp)
-    for i in range(blocks):
-        y = layers.Conv2D(filters, 3, padding="same", activation="relu", kernel_initializer=init,
-                          name=f"block{i}_a")(x)
-        y = layers.Conv2D(filters, 3, padding="same", kernel_initializer=init, name=f"block{i}_b")(y)
-        x = layers.Activation("relu", name=f"block{i}_out")(layers.Add(name=f"block{i}_add")([x, y]))
-    x = layers.Conv2D(2, 1, activation="relu", kernel_initializer=init, name="head_conv")(x)
-    x = layers.Flatten(name="head_flat")(x)
-    x = layers.Dense(head_units, activation="relu", kernel_initializer=init, name="head_dense")(x)
-    out = layers.Dense(1, activation="tanh", name="value")(x)
-    return keras.Model(inp, out, name="value_net")
+    he = keras.initializers.HeNormal(seed=seed)     # one object, drawn from in layer order
+
+    def init(spec):
+        return he if spec.init == "he_normal" else spec.init
+
+    def conv(spec):
+        return layers.Conv2D(spec.filters, spec.kernel, padding="same", activation=spec.activation,
+                             kernel_initializer=init(spec), name=spec.name)
+    inp = x = keras.Input(tuple(planes_shape), name="planes")
+    for spec in arch.layers():
+        if isinstance(spec, Conv):
+            x = conv(spec)(x)
+        elif isinstance(spec, Residual):
+            y = x
+            for inner in spec.body:
+                y = conv(inner)(y)
+            x = layers.Activation(spec.activation, name=f"{spec.name}_out")(
+                layers.Add(name=f"{spec.name}_add")([x, y]))
+        elif isinstance(spec, Flatten):
+            x = layers.Flatten(name=spec.name)(x)
+        elif isinstance(spec, Dense):
+            x = layers.Dense(spec.units, activation=spec.activation, kernel_initializer=init(spec),
+                             name=spec.name)(x)
+        else:
+            raise TypeError(f"no Keras layer for {spec!r}")
+    model = keras.Model(inp, x, name="value_net")
+    model.architecture = arch
+    return model
 
 
 def make_optimizer(model, learning_rate: float):
@@ -111,28 +134,8 @@ def make_optimizer(model, learning_rate: float):
     return opt
 
 
-class Inference:
-    """Fast exact inference: ``inference(batch) -> values`` (float32, shape (n,))."""
-
-    def __init__(self, model):
-        from training import import_tensorflow
-        tf = import_tensorflow()
-        self.model = model
-        shape = model.input_shape[1:]
-        self._fn = tf.function(lambda x: model(x, training=False),
-                               input_signature=[tf.TensorSpec((None, *shape), tf.float32)],
-                               reduce_retracing=True)
-        self.calls = 0
-        self.states = 0
-
-    def __call__(self, batch: np.ndarray) -> np.ndarray:
-        self.calls += 1
-        self.states += len(batch)
-        return self._fn(batch).numpy().reshape(-1)
-
-    def evaluator(self):
-        from search_ext.evaluators import CallableEvaluator
-        return CallableEvaluator(self, self.model.input_shape[1:])
+# The tf.function backend under its former name (the backends live in training.inference).
+Inference = TFInference
 
 
 def make_train_step(model, optimizer):
@@ -353,7 +356,8 @@ def load_network(path, game_info=None):
     if shape != game_shape:
         raise CheckpointError(f"{path}: meta.planes_shape {list(shape)} is not the planes shape of "
                               f"{meta['game']} {list(game_shape)}")
-    model = build_model(shape, net_cfg["filters"], net_cfg["blocks"], net_cfg["head_units"])
+    arch = Architecture.from_meta(net_cfg, CheckpointError, f"{path}: meta.network")
+    model = build_model(shape, arch)
     if fmt == "descent-weights-1":
         load_weights(path, model)
     else:
