@@ -3,7 +3,7 @@ accepted although they are invalid (issue 12). Every category runs as one batch 
 that the harness restarts after a crash or a hang (tests/fuzz/runner.py).
 
     python bench/bench_fuzz.py                       # this tree, seed 0, 150 inputs per category
-    python bench/bench_fuzz.py --tree /work/main     # another checkout (its compiled engines)
+    python bench/bench_fuzz.py --tree OTHER_CHECKOUT     # another checkout (its compiled engines)
     python bench/bench_fuzz.py --per 60 --only position,cli --show 10
 
 Prints a table per category and the totals, and writes them as JSON with ``--json PATH``.

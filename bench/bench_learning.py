@@ -7,7 +7,7 @@ games in flight, ONNX Runtime, learner thread), both for MINUTES of wall-clock t
 two final networks: ``minimax:iterations=ITERATIONS,net=...`` on both sides, seeded random openings
 of OPENING_PLIES plies shared by the two seats of a pair, seats alternating.
 
-    python bench/bench_learning.py --minutes 30 --games 100 --out /tmp/learning
+    python bench/bench_learning.py --minutes 30 --games 100 --out runs/learning
     python bench/bench_learning.py --a async --b new ...     # the async learner against the thread
 
 Paths: ``legacy`` (today's), ``new`` (pool, ONNX Runtime, learner thread), ``async`` (the same with
