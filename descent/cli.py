@@ -69,6 +69,61 @@ class IntRange(click.IntRange):
         return super().convert(value, param, ctx)
 
 
+class Real(click.ParamType):
+    """A finite ASCII number in [lo, hi] (``validate.parse_real``: no nan, inf, '1_0')."""
+
+    name = "NUMBER"
+
+    def __init__(self, lo=None, hi=None):
+        self.lo, self.hi = lo, hi
+
+    def convert(self, value, param, ctx):
+        what = param.opts[0] if param is not None and param.opts else "number"
+        try:
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return validate.real(value, what, self.lo, self.hi)
+            return validate.parse_real(value, what, self.lo, self.hi)
+        except GameError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def option_options(options_class, section: str = "run"):
+    """A decorator adding one click option per field of an options dataclass
+    (``training.options``) whose ``cli`` is true: ``--name-with-dashes``, typed, ranged and helped
+    from the field. Each is None unless given; ``apply_options`` sets the given ones over the
+    config's ``[section]`` keys."""
+    from training.options import option_fields
+
+    def decorate(f):
+        for opt in reversed([o for o in option_fields(options_class) if o.info.cli]):
+            info = opt.info
+            if info.choices is not None:
+                kind = click.Choice([str(c) for c in info.choices])
+            elif opt.type is int:
+                kind = IntRange(info.min, info.max)
+            elif opt.type is float:
+                kind = Real(info.min, info.max)
+            elif opt.type is bool:
+                kind = click.BOOL
+            else:
+                kind = click.STRING
+            f = click.option(opt.cli_name, opt.name, type=kind, default=None,
+                             help=f"{info.help[:1].upper()}{info.help[1:]}. Default: the config's "
+                                  f"[{section}] {opt.name} ({opt.default!r} if unset).")(f)
+        return f
+    return decorate
+
+
+def apply_options(cfg: dict, given: dict, section: str = "run") -> None:
+    """Set the options given on the command line (not None) over the config's ``[section]``."""
+    cfg[section].update({k: v for k, v in given.items() if v is not None})
+
+
+def _runtime_options():
+    from training.options import RuntimeOptions
+    return option_options(RuntimeOptions)
+
+
 SEED = IntRange(0, 2 ** 31 - 1)
 COUNT = IntRange(1, validate.MAX_COUNT)
 WORKERS = IntRange(1, 1024)
@@ -331,9 +386,13 @@ def _ray_runner(address, ship: bool = False):
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
 @click.option("--ray-ship", is_flag=True, help="With --ray and no shared file system: ship each member's "
               "files to its worker and back.")
+@_runtime_options()
 def train(game, config_path, population, budget, milestones, workers, out, seed, max_games, ray_address,
-          ray_ship):
-    """Train a population of value networks by Descent self-play (resumable: rerun to continue)."""
+          ray_ship, **runtime):
+    """Train a population of value networks by Descent self-play (resumable: rerun to continue).
+
+    The options that override the config's [run] runtime keys change how fast self-play runs, not
+    what a network learns: a rerun may change them (docs/options.md)."""
     from descent.config import default_config_path, load_config, parse_duration, parse_durations
     from training.run import default_run_dir, run_training
     from descent.config import check_config_game
@@ -342,6 +401,7 @@ def train(game, config_path, population, budget, milestones, workers, out, seed,
     cfg = load_config(cfg_path)
     for w in check_config_game(cfg, cfg_path, info.spec):
         click.echo(w, err=True)
+    apply_options(cfg, runtime)
     run_cfg = cfg["run"]
     budget = budget if budget is not None else run_cfg["budget"]      # '' is an error
     try:
@@ -534,8 +594,9 @@ def report(runs, games_, out):
 @click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
+@_runtime_options()
 def pipeline(game, population, budget, milestones, workers, rank_agent, algorithms, times, iterations,
-             opponent_time, games_per_pair, opening_plies, out, seed, ray_address):
+             opponent_time, games_per_pair, opening_plies, out, seed, ray_address, **runtime):
     """The whole protocol on one game, small: train a population, rank it, evaluate the balancing
     algorithms, report. Every stage resumes where it stopped when the command is rerun."""
     from pathlib import Path
@@ -550,6 +611,7 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
     cfg = load_config(cfg_path)
     for w in check_config_game(cfg, cfg_path, info.spec):
         click.echo(w, err=True)
+    apply_options(cfg, runtime)
     try:
         budget_s, ms = parse_duration(budget), parse_durations(milestones)
     except ValueError as exc:

@@ -2,7 +2,10 @@
 
 Every key is declared in ``SCHEMA`` with its type, default and meaning; an unknown section or key, a
 value of the wrong type or a game spec that does not load is a ``ConfigError`` naming the file and
-the key. Later stages (training, ranking, evaluation) add their sections here.
+the key. Later stages (training, ranking, evaluation) add their sections here. The runtime keys of
+``[run]`` (games in flight, inference backend, device, learner) are not written here: they come from
+their one definition, ``training.options.RuntimeOptions`` (``option_keys``), as do their
+command-line options and the table of ``docs/options.md`` (``python -m descent.options_doc``).
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from typing import Any
 import games
 from games import validate
 from games.errors import GameError
+from training.options import RuntimeOptions, option_fields
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 
@@ -32,69 +36,69 @@ class Key:
     max: float | None = None
 
 
-SCHEMA: dict[str, dict[str, Key]] = {
-    "game": {
-        "spec": Key(str, None, "the game and its parameters, e.g. 'reversi(size=6)'"),
-    },
-    "tour": {
-        "perft_depth": Key(int, 3, "perft depth run by `descent tour`", min=1, max=64),
-        "random_games": Key(int, 1000, "random games played by `descent tour`", min=1,
-                            max=validate.MAX_COUNT),
-    },
-    "network": {
-        "filters": Key(int, 32, "convolution filters per layer", min=1, max=4096),
-        "blocks": Key(int, 2, "residual blocks (two 3x3 convolutions each)", min=0, max=256),
-        "head_units": Key(int, 64, "units of the dense layer of the value head", min=1, max=65536),
-    },
-    "selfplay": {
-        "iterations": Key(int, 50, "Descent iterations per move (used when time = 0)", min=1,
-                          max=validate.MAX_COUNT),
-        "time": Key(float, 0.0, "seconds of search per move (0: use iterations)", min=0.0,
-                    max=validate.MAX_SECONDS),
-        "exploration": Key(str, "ordinal", "move choice in self-play", choices=("ordinal", "epsilon")),
-        "epsilon": Key(float, 0.1, "probability of a random move (exploration = epsilon)", min=0.0,
-                       max=1.0),
-        "exploration_floor": Key(float, 0.05, "minimum of e = t / T in the ordinal distribution",
-                                 min=0.0, max=1.0),
-        "max_nodes": Key(int, 2_000_000, "memory cap of one game's search tree (states)", min=16,
-                         max=2 ** 31 - 1),
-        "max_mb": Key(float, 1024.0, "memory cap of one game's search table in megabytes (about 80 "
-                      "bytes a state; the smaller of the two caps applies)", min=1.0, max=1e6),
-    },
-    "training": {
-        "replay_games": Key(int, 100, "replay window mu: examples of the last mu games", min=1,
-                            max=10 ** 6),
-        "sample_fraction": Key(float, 0.04, "sigma: fraction of the memory sampled per update",
-                               min=0.0, max=1.0),
-        "min_sample": Key(int, 128, "at least this many examples per update", min=1, max=10 ** 9),
-        "batch_size": Key(int, 128, "minibatch size", min=1, max=10 ** 6),
-        "learning_rate": Key(float, 1e-3, "Adam learning rate", min=0.0, max=10.0),
-        "augment": Key(bool, True, "augment with the game's exact symmetries"),
-    },
-    "run": {
-        "population": Key(int, 2, "networks trained independently (seeds seed, seed+1, ...)", min=1,
-                          max=10_000),
-        "budget": Key(str, "10m", "training time of each network (s/m/h/d)"),
-        "milestones": Key(str, "3m,10m", "named checkpoints, comma separated durations"),
-        "workers": Key(int, 1, "population members trained in parallel processes", min=1, max=1024),
-        "threads": Key(int, 1, "TensorFlow threads per worker process", min=1, max=1024),
-        "games_in_flight": Key(int, 0, "self-play games kept going per worker, their expansions "
-                                       "evaluated in one batch (0: auto, from the branching factor)",
-                               min=0, max=4096),
-        "inference": Key(str, "auto", "network backend inside self-play: onnx (ONNX Runtime), numpy, "
-                                      "tf (tf.function); auto: tf on a GPU, else onnx if installed, "
-                                      "else numpy", choices=("auto", "onnx", "numpy", "tf")),
-        "device": Key(str, "auto", "training and inference device: auto (a GPU when TensorFlow sees "
-                                   "one), cpu or gpu", choices=("auto", "cpu", "gpu")),
-        "learner": Key(str, "async", "training passes in a thread beside self-play, one per "
-                                      "game, self-play waiting when the learner is behind (thread); "
-                                      "in a thread self-play never waits for, one pass per backlog "
-                                      "of games (async); or between games (inline)",
-                       choices=("thread", "async", "inline")),
-        "ray": Key(str, "", "Ray cluster for train/rank/evaluate/pipeline: '' (no Ray: local worker "
-                             "processes), 'local', 'auto' or an address; --ray overrides it"),
-    },
-}
+def option_keys(options_class) -> dict[str, Key]:
+    """The config keys of an options dataclass (``training.options``): one per field, with its
+    type, default, help, range and choices."""
+    return {f.name: Key(f.type, f.default, f.help, min=f.info.min, choices=f.info.choices,
+                        max=f.info.max) for f in option_fields(options_class)}
+
+
+def build_schema(runtime=RuntimeOptions) -> dict[str, dict[str, Key]]:
+    """Every section's keys; ``[run]`` takes its runtime keys from ``runtime``."""
+    return {
+        "game": {
+            "spec": Key(str, None, "the game and its parameters, e.g. 'reversi(size=6)'"),
+        },
+        "tour": {
+            "perft_depth": Key(int, 3, "perft depth run by `descent tour`", min=1, max=64),
+            "random_games": Key(int, 1000, "random games played by `descent tour`", min=1,
+                                max=validate.MAX_COUNT),
+        },
+        "network": {
+            "filters": Key(int, 32, "convolution filters per layer", min=1, max=4096),
+            "blocks": Key(int, 2, "residual blocks (two 3x3 convolutions each)", min=0, max=256),
+            "head_units": Key(int, 64, "units of the dense layer of the value head", min=1, max=65536),
+        },
+        "selfplay": {
+            "iterations": Key(int, 50, "Descent iterations per move (used when time = 0)", min=1,
+                              max=validate.MAX_COUNT),
+            "time": Key(float, 0.0, "seconds of search per move (0: use iterations)", min=0.0,
+                        max=validate.MAX_SECONDS),
+            "exploration": Key(str, "ordinal", "move choice in self-play", choices=("ordinal", "epsilon")),
+            "epsilon": Key(float, 0.1, "probability of a random move (exploration = epsilon)", min=0.0,
+                           max=1.0),
+            "exploration_floor": Key(float, 0.05, "minimum of e = t / T in the ordinal distribution",
+                                     min=0.0, max=1.0),
+            "max_nodes": Key(int, 2_000_000, "memory cap of one game's search tree (states)", min=16,
+                             max=2 ** 31 - 1),
+            "max_mb": Key(float, 1024.0, "memory cap of one game's search table in megabytes (about 80 "
+                          "bytes a state; the smaller of the two caps applies)", min=1.0, max=1e6),
+        },
+        "training": {
+            "replay_games": Key(int, 100, "replay window mu: examples of the last mu games", min=1,
+                                max=10 ** 6),
+            "sample_fraction": Key(float, 0.04, "sigma: fraction of the memory sampled per update",
+                                   min=0.0, max=1.0),
+            "min_sample": Key(int, 128, "at least this many examples per update", min=1, max=10 ** 9),
+            "batch_size": Key(int, 128, "minibatch size", min=1, max=10 ** 6),
+            "learning_rate": Key(float, 1e-3, "Adam learning rate", min=0.0, max=10.0),
+            "augment": Key(bool, True, "augment with the game's exact symmetries"),
+        },
+        "run": {
+            "population": Key(int, 2, "networks trained independently (seeds seed, seed+1, ...)", min=1,
+                              max=10_000),
+            "budget": Key(str, "10m", "training time of each network (s/m/h/d)"),
+            "milestones": Key(str, "3m,10m", "named checkpoints, comma separated durations"),
+            "workers": Key(int, 1, "population members trained in parallel processes", min=1, max=1024),
+            "threads": Key(int, 1, "TensorFlow threads per worker process", min=1, max=1024),
+            **option_keys(runtime),
+            "ray": Key(str, "", "Ray cluster for train/rank/evaluate/pipeline: '' (no Ray: local worker "
+                                 "processes), 'local', 'auto' or an address; --ray overrides it"),
+        },
+    }
+
+
+SCHEMA: dict[str, dict[str, Key]] = build_schema()
 
 
 def default_config_path(game: str) -> Path:

@@ -36,3 +36,113 @@ def test_missing_config(tmp_path):
 
 def test_config_dir_is_the_repository_one():
     assert (CONFIG_DIR / "reversi.toml").exists()
+
+
+# ---- runtime options: one definition (training.options.RuntimeOptions) ---------------------------
+
+def _more_options():
+    """RuntimeOptions with one more field, as a new option would be added."""
+    from dataclasses import dataclass
+    from training.options import RuntimeOptions, option
+
+    @dataclass(frozen=True)
+    class More(RuntimeOptions):
+        replay_threads: int = option(3, "a test-only knob", min=1, max=9)
+    return More
+
+
+def _command_with(options_class):
+    import click
+    from descent.cli import option_options
+
+    @click.command()
+    @option_options(options_class)
+    def cmd(**given):
+        click.echo(repr(sorted((k, v) for k, v in given.items() if v is not None)))
+    return cmd
+
+
+def test_a_new_runtime_field_reaches_schema_cli_run_config_and_docs(tmp_path, monkeypatch):
+    """One field added to the dataclass: a config key (typed, ranged, defaulted), a command-line
+    option (typed, ranged, helped), a key of runtime_config and a row of the docs table."""
+    import descent.config as config
+    import training.options
+    from click.testing import CliRunner
+    from descent.options_doc import markdown
+    from training.run import runtime_config
+    More = _more_options()
+    schema = config.build_schema(More)
+    key = schema["run"]["replay_threads"]
+    assert (key.type, key.default, key.min, key.max, key.help) == (int, 3, 1, 9, "a test-only knob")
+    assert "replay_threads" not in config.SCHEMA["run"]
+    monkeypatch.setattr(config, "SCHEMA", schema)
+    p = tmp_path / "c.toml"
+    p.write_text('[game]\nspec = "tic_tac_toe"\n[run]\nreplay_threads = 5\n')
+    assert load_config(p)["run"]["replay_threads"] == 5
+    p.write_text('[game]\nspec = "tic_tac_toe"\n')
+    cfg = load_config(p)
+    assert cfg["run"]["replay_threads"] == 3
+    p.write_text('[game]\nspec = "tic_tac_toe"\n[run]\nreplay_threads = 0\n')
+    with pytest.raises(ConfigError, match=r"'run.replay_threads': 0 is out of range \[1, 9\]"):
+        load_config(p)
+    monkeypatch.setattr(training.options, "RuntimeOptions", More)
+    assert runtime_config(cfg)["replay_threads"] == 3
+    assert runtime_config({"run": {"replay_threads": 7}}) == {"replay_threads": 7}
+    cmd = _command_with(More)
+    r = CliRunner().invoke(cmd, ["--replay-threads", "5", "--learner", "inline"])
+    assert r.exit_code == 0 and r.output.strip() == "[('learner', 'inline'), ('replay_threads', 5)]"
+    r = CliRunner().invoke(cmd, ["--replay-threads", "0"])
+    assert r.exit_code == 2 and "--replay-threads" in r.output
+    r = CliRunner().invoke(cmd, ["--help"])
+    assert "--replay-threads" in r.output and "A test-only knob" in r.output
+    assert "--engine" not in r.output                  # a field with cli=False
+    doc = markdown(schema, cmd, More)
+    assert ("| `replay_threads` *runtime* | int | `3` | 1 to 9 | `--replay-threads` | "
+            "a test-only knob |") in doc
+
+
+def test_runtime_options_come_from_the_dataclass():
+    """Today's runtime keys: the [run] schema entries, the options of `descent train` and
+    `descent pipeline` and MemberJob.extra's reading are all the dataclass's."""
+    from descent.cli import pipeline, train
+    from descent.config import SCHEMA
+    from training.options import OptionError, RuntimeOptions, option_fields
+    fields = option_fields(RuntimeOptions)
+    assert [f.name for f in fields] == ["games_in_flight", "inference", "device", "learner", "engine"]
+    for f in fields:
+        key = SCHEMA["run"][f.name]
+        assert (key.type, key.default, key.help, key.min, key.max, key.choices) == \
+            (f.type, f.default, f.help, f.info.min, f.info.max, f.info.choices)
+        for command in (train, pipeline):
+            opts = {o: p for p in command.params for o in p.opts}
+            if not f.info.cli:
+                assert f.cli_name not in opts
+                continue
+            param = opts[f.cli_name]
+            assert param.name == f.name and param.default is None and f.help[1:] in param.help
+            if f.info.choices:
+                assert tuple(param.type.choices) == f.info.choices
+    assert RuntimeOptions.from_mapping({"games_in_flight": 3, "other": 1}).games_in_flight == 3
+    with pytest.raises(OptionError, match="'learner' must be one of thread, async, inline"):
+        RuntimeOptions.from_mapping({"learner": "later"})
+    with pytest.raises(OptionError, match="'games_in_flight': must be an integer, got True"):
+        RuntimeOptions.from_mapping({"games_in_flight": True})
+
+
+def test_engine_legacy_still_loads_and_means_the_pool(tmp_path):
+    from training.options import RuntimeOptions
+    from training.run import runtime_config
+    p = tmp_path / "old.toml"
+    p.write_text('[game]\nspec = "tic_tac_toe"\n[run]\nengine = "legacy"\n')
+    cfg = load_config(p)
+    with pytest.warns(FutureWarning, match="engine = 'legacy' is deprecated"):
+        opts = RuntimeOptions.from_mapping(runtime_config(cfg))
+    assert opts.engine == "pool"
+
+
+def test_options_doc_is_up_to_date():
+    """docs/options.md is generated (python -m descent.options_doc --write) from the schema and
+    the dataclass: it must equal what the code says now."""
+    from descent.options_doc import DOC, markdown
+    assert DOC.read_text() == markdown(), \
+        "docs/options.md is out of date: run python -m descent.options_doc --write"

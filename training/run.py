@@ -108,10 +108,11 @@ def training_config(cfg: dict) -> dict:
 
 
 def runtime_config(cfg: dict) -> dict:
-    """The [run] keys that set how self-play runs (not what it computes): see
-    ``training.trainer.runtime_options``."""
+    """The [run] keys that set how self-play runs (not what it computes), as ``MemberJob.extra``
+    carries them: the fields of ``training.options.RuntimeOptions`` that ``cfg`` sets."""
+    from training.options import RuntimeOptions, option_fields
     run = cfg.get("run", {})
-    return {k: run[k] for k in ("games_in_flight", "inference", "device", "learner") if k in run}
+    return {f.name: run[f.name] for f in option_fields(RuntimeOptions) if f.name in run}
 
 
 def _worker(job: MemberJob, queue):

@@ -27,11 +27,14 @@ from __future__ import annotations
 import json
 import math
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from training.options import RuntimeOptions
 
 STATE_FILE = "latest.h5"
 LOG_FILE = "log.jsonl"
@@ -195,22 +198,11 @@ def _append_line(path: Path, record: dict) -> None:
         os.fsync(f.fileno())
 
 
-RUNTIME_DEFAULTS = {"games_in_flight": 0, "inference": "auto", "device": "auto",
-                    "learner": "async", "engine": "pool"}
-
-
-def runtime_options(job: MemberJob) -> dict:
-    """How a member's self-play runs (``job.extra``, from the config's [run] section): these change
-    its speed, not what a game is, so a run can change them between reruns. ``engine = "legacy"``
-    (the one-game path, deleted) is accepted from old settings and means the pool."""
-    opts = dict(RUNTIME_DEFAULTS)
-    opts.update({k: v for k, v in job.extra.items() if k in RUNTIME_DEFAULTS})
-    if opts["engine"] == "legacy":
-        import warnings
-        warnings.warn("runtime option engine = 'legacy' is deprecated: the one-game path is gone, "
-                      "self-play uses the pool", DeprecationWarning, stacklevel=2)
-        opts["engine"] = "pool"
-    return opts
+def runtime_options(job: MemberJob) -> RuntimeOptions:
+    """How a member's self-play runs (``job.extra``, from the config's [run] section; other keys of
+    ``extra`` are ignored): these change its speed, not what a game is, so a run can change them
+    between reruns. See ``training.options.RuntimeOptions``."""
+    return RuntimeOptions.from_mapping(job.extra)
 
 
 class _Learner:
@@ -294,209 +286,372 @@ class _Learner:
 NODE_BYTES = 80     # a self-play table's state with its edges and hash slot, about (``[selfplay] max_mb``)
 
 
-def train_member(job: MemberJob, report=None) -> dict:
-    """Train one member until its budget (or ``max_games``); returns its final counters.
+@dataclass
+class _Progress:
+    """A member's counters and clock: the one structure that the self-play thread (``new_game``,
+    the budget check) and the learner thread (a game counted, milestones) share. Every read and
+    write holds ``_lock`` and goes through a method; a read returns copies taken together, so
+    neither thread sees the other's update half done (the budget check never adds a new clock to
+    an old training time)."""
 
-    ``report(dict)`` is called after every game with a one-line summary record.
+    seed: int
+    games: int = 0
+    examples: int = 0
+    train_seconds: float = 0.0
+    updates: int = 0
+    milestones_done: list = field(default_factory=list)
+    abandoned_games: int | None = None    # once a budget ran out with games in flight
+    other: dict = field(default_factory=dict)   # saved counters this version does not use
+    clock: float = 0.0           # perf_counter() when the last game was counted (or play began)
+    cpu: float = 0.0             # process_time() then
+    started: int = 0             # games started by this call (``max_games``)
+    next_game: int = 0           # the number of the last game started (its seed)
+    record: dict | None = None   # the last counted game's log record, saved with the state
+    loss: float = math.nan       # the mean loss of the last training pass
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    KNOWN = ("games", "examples", "train_seconds", "updates", "milestones_done", "rng", "seed",
+             "abandoned_games")
+
+    @classmethod
+    def restore(cls, seed: int, counters: dict | None, record: dict | None) -> "_Progress":
+        """The progress of a fresh member, or of the saved ``counters`` (``rng`` aside)."""
+        c = dict(counters or {})
+        p = cls(seed=c.get("seed", seed), games=c.get("games", 0), examples=c.get("examples", 0),
+                train_seconds=c.get("train_seconds", 0.0), updates=c.get("updates", 0),
+                milestones_done=list(c.get("milestones_done", [])),
+                abandoned_games=c.get("abandoned_games"),
+                other={k: v for k, v in c.items() if k not in cls.KNOWN}, record=record)
+        p.next_game = p.games
+        return p
+
+    def counters(self, rng=None) -> dict:
+        """The counters as the state saves them (``rng``: the generator's state, or left out)."""
+        with self._lock:
+            c = {"games": self.games, "examples": self.examples,
+                 "train_seconds": self.train_seconds, "updates": self.updates,
+                 "milestones_done": list(self.milestones_done)}
+            c.update({"rng": rng} if rng is not None else {})
+            c.update({"seed": self.seed, **self.other})
+            if self.abandoned_games is not None:
+                c["abandoned_games"] = self.abandoned_games
+            return c
+
+    def last_record(self) -> dict | None:
+        with self._lock:
+            return self.record
+
+    def games_counted(self) -> int:
+        with self._lock:
+            return self.games
+
+    def timing(self) -> tuple[float, float]:
+        """(training seconds counted, ``perf_counter()`` when they were), read together."""
+        with self._lock:
+            return self.train_seconds, self.clock
+
+    def reset_clock(self) -> None:
+        with self._lock:
+            self.clock, self.cpu = time.perf_counter(), time.process_time()
+
+    def start_game(self, budget: float, max_games: int) -> tuple[int, float] | None:
+        """Start a game unless the budget or ``max_games`` is reached: (its number, the training
+        seconds so far)."""
+        with self._lock:
+            if self.train_seconds >= budget or (max_games and self.started >= max_games):
+                return None
+            self.started += 1
+            self.next_game += 1
+            return self.next_game, self.train_seconds
+
+    def count_game(self, game_id: int, examples: int, losses: list, now: float) -> dict:
+        """Count a finished game whose learning ended at ``now``: the time since the previous one
+        counts. Returns what its record needs (``dt``, ``cpu``, ``train_seconds``, ``loss``)."""
+        cpu_now = time.process_time()
+        with self._lock:
+            dt, cpu = now - self.clock, cpu_now - self.cpu
+            self.clock, self.cpu = now, cpu_now
+            self.games = game_id
+            self.examples += examples
+            self.updates += len(losses)
+            self.train_seconds += dt
+            if losses:
+                self.loss = float(np.mean(losses))
+            return {"dt": dt, "cpu": cpu, "train_seconds": self.train_seconds, "loss": self.loss}
+
+    def keep_record(self, record: dict) -> None:
+        with self._lock:
+            self.record = record
+
+    def claim_milestone(self, name: str, seconds: float) -> dict | None:
+        """Mark milestone ``name`` done if its time is reached and it is not yet: the counters
+        its record holds, or None."""
+        with self._lock:
+            if self.train_seconds < seconds or name in self.milestones_done:
+                return None
+            self.milestones_done.append(name)
+            return {"train_seconds": self.train_seconds, "games": self.games,
+                    "examples": self.examples, "updates": self.updates}
+
+    def abandon(self, games: int) -> None:
+        """Games in flight dropped at the budget: the time since the last counted game counts."""
+        now, cpu_now = time.perf_counter(), time.process_time()
+        with self._lock:
+            self.train_seconds += now - self.clock
+            self.abandoned_games = (self.abandoned_games or 0) + games
+            self.clock, self.cpu = now, cpu_now
+
+    def done(self, budget: float) -> bool:
+        with self._lock:
+            return self.train_seconds >= budget
+
+
+class MemberTrainer:
+    """Trains one member (``MemberJob``) until its budget or ``max_games``; ``run()`` returns its
+    final counters and calls ``report(record)`` after every counted game.
+
+    ``run`` = ``_build`` (model, optimizer) -> ``_resume`` (state, RNG, replay, log repair) ->
+    ``_start`` (inference backend, learner) -> ``_play`` (the self-play pool, stopped at the
+    budget) -> ``_finish`` (status). The self-play thread calls ``new_game``, ``on_game``,
+    ``evaluate`` and ``out_of_budget``; the learner (``_Learner``, often a thread) calls
+    ``process`` for each finished game. What both threads change lives in ``self.progress``
+    (``_Progress``, under its lock); the model, optimizer, replay and RNG belong to the learner.
 
     Self-play: ``SelfPlayPool`` with ``games_in_flight`` games and the inference backend of
-    ``training.inference`` (``job.extra``, see ``runtime_options``). The learner
-    (``learner = "async"``, the default, or ``"thread"``) trains beside self-play: self-play's
-    weights are refreshed after every pass (see ``_Learner`` for how far behind they may be).
+    ``training.inference`` (``runtime_options``). The learner (``learner = "async"``, the default,
+    or ``"thread"``) trains beside self-play, whose weights are refreshed after every pass (see
+    ``_Learner`` for how far behind they may be); with the ``tf`` backend it runs inline.
     """
-    from training.network import (build_model, clean_temp_files, configure_threads,
-                                  crash_point, load_state, make_optimizer, make_train_step,
-                                  save_state, save_weights, write_json)
-    from training import import_tensorflow
-    from training.inference import default_games_in_flight, make_inference, model_weights, use_device
-    rt = runtime_options(job)
-    tf = import_tensorflow()
-    device = use_device(rt["device"])
-    configure_threads(job.threads)
-    import games
-    from training.replay import ReplayBuffer
-    try:
-        from search_ext.selfplay import SelfPlayPool
-    except ImportError:          # temporary, until the pool has moved to search_ext
-        from training.selfplay import SelfPlayPool
 
-    cfg = job.config
-    info = games.load(job.game)
-    mdir = member_dir(job.run_dir, job.member)
-    mdir.mkdir(parents=True, exist_ok=True)
-    clean_temp_files(mdir, recursive=True)       # writes killed before their rename
-    net_cfg, sp, tr = cfg["network"], cfg["selfplay"], cfg["training"]
-    model = build_model(info.planes_shape, net_cfg["filters"], net_cfg["blocks"],
-                        net_cfg["head_units"], seed=job.seed)
-    optimizer = make_optimizer(model, tr["learning_rate"])
-    state_path = mdir / STATE_FILE
-    counters = {"games": 0, "examples": 0, "train_seconds": 0.0, "updates": 0,
-                "milestones_done": [], "rng": None, "seed": job.seed}
-    pending = None
-    if state_path.exists():
-        meta = load_state(state_path, model, optimizer)
-        counters.update(meta["counters"])
-        pending = meta.get("record")
-    rng = np.random.default_rng(job.seed)
-    if counters["rng"] is not None:
+    def __init__(self, job: MemberJob, report=None):
+        self.job = job
+        self.report = report
+        self.options = runtime_options(job)
+        self.mdir = member_dir(job.run_dir, job.member)
+        self.state_path = self.mdir / STATE_FILE
+        self.progress: _Progress | None = None
+        self.learner: _Learner | None = None
+
+    def run(self) -> dict:
+        self._build()
+        self._resume()
+        self._start()
+        self._play()
+        return self._finish()
+
+    # ---- set-up ------------------------------------------------------------------------------
+    def _build(self) -> None:
+        """TensorFlow on the chosen device, the game, the model and its optimizer."""
+        import games
+        from training import import_tensorflow
+        from training.inference import use_device
+        from training.network import build_model, configure_threads, make_optimizer
+        self.tf = import_tensorflow()
+        self.device = use_device(self.options.device)
+        configure_threads(self.job.threads)
+        self.cfg = self.job.config
+        self.info = games.load(self.job.game)
+        net = self.cfg["network"]
+        self.model = build_model(self.info.planes_shape, net["filters"], net["blocks"],
+                                 net["head_units"], seed=self.job.seed)
+        self.optimizer = make_optimizer(self.model, self.cfg["training"]["learning_rate"])
+        self.base_meta = {"game": self.info.spec, "game_version": self.info.version,
+                          "member": self.job.member, "seed": self.job.seed, "config": self.cfg}
+
+    def _resume(self) -> None:
+        """The saved state (weights, optimizer, counters, RNG), the replay window, and the log and
+        TensorBoard scalars repaired to match the counted games; leftovers of killed writes go."""
+        from training.network import CheckpointError, clean_temp_files, load_state
+        from training.replay import ReplayBuffer
+        self.mdir.mkdir(parents=True, exist_ok=True)
+        clean_temp_files(self.mdir, recursive=True)       # writes killed before their rename
+        counters, pending = None, None
+        if self.state_path.exists():
+            meta = load_state(self.state_path, self.model, self.optimizer)
+            counters, pending = meta["counters"], meta.get("record")
+        self.progress = _Progress.restore(self.job.seed, counters, pending)
+        self.rng = np.random.default_rng(self.job.seed)
+        if counters is not None and counters.get("rng") is not None:
+            try:
+                self.rng.bit_generator.state = counters["rng"]
+            except (TypeError, ValueError, KeyError) as exc:
+                raise CheckpointError(f"{self.state_path}: meta.counters.rng is not a random "
+                                      f"generator state ({exc})") from None
+        self.replay = ReplayBuffer(self.mdir / "replay", self.cfg["training"]["replay_games"],
+                                   self.info.planes_shape)
+        self.replay.load(self.progress.games_counted())
+        self.pending = pending
+
+    def _start(self) -> None:
+        """The inference backend and games in flight, both compiled functions traced (outside the
+        timed loop), the TensorBoard writer, the log repaired, the learner."""
+        from training.inference import default_games_in_flight, make_inference
+        from training.network import make_train_step
+        tf, shape = self.tf, self.info.planes_shape
+        self.inference = make_inference(self.model, self.options.inference, self.device,
+                                        threads=self.job.threads)
+        mode = "inline" if self.inference.name == "tf" else self.options.learner  # tf: live weights
+        self.in_flight = (self.options.games_in_flight
+                          or default_games_in_flight(self.info.branching, self.device))
+        self.train_step = make_train_step(self.model, self.optimizer)
+        self.train_step.get_concrete_function(tf.TensorSpec((None, *shape), tf.float32),
+                                              tf.TensorSpec((None,), tf.float32))
+        self.inference(np.zeros((1, *shape), np.float32))
+        self.writer = tf.summary.create_file_writer(str(self.mdir / "tensorboard"))
+        repair_logs(self.mdir, self.progress.games_counted(), self.pending, self.writer)
+        self.learner = _Learner(self.process, mode)
+
+    # ---- the self-play thread ----------------------------------------------------------------
+    def _play(self) -> None:
+        """Self-play until the budget or ``max_games``; games in flight at the budget are dropped
+        and their time counts (the member stops at its budget and writes the milestones due)."""
         try:
-            rng.bit_generator.state = counters["rng"]
-        except (TypeError, ValueError, KeyError) as exc:
-            from training.network import CheckpointError
-            raise CheckpointError(f"{state_path}: meta.counters.rng is not a random generator state "
-                                  f"({exc})") from None
-    replay = ReplayBuffer(mdir / "replay", tr["replay_games"], info.planes_shape)
-    replay.load(counters["games"])
-    inference = make_inference(model, rt["inference"], device, threads=job.threads)
-    learner_mode = rt["learner"]
-    if inference.name == "tf":
-        learner_mode = "inline"                  # the tf backend reads the live weights
-    in_flight = rt["games_in_flight"] or default_games_in_flight(info.branching, device)
-    train_step = make_train_step(model, optimizer)
-    # trace both compiled functions now, outside the timed loop (nothing is applied)
-    spec = tf.TensorSpec((None, *info.planes_shape), tf.float32)
-    train_step.get_concrete_function(spec, tf.TensorSpec((None,), tf.float32))
-    inference(np.zeros((1, *info.planes_shape), np.float32))
-    writer = tf.summary.create_file_writer(str(mdir / "tensorboard"))
-    repair_logs(mdir, counters["games"], pending, writer)
-    base_meta = {"game": info.spec, "game_version": info.version, "member": job.member,
-                 "seed": job.seed, "config": cfg}
-    last = {"record": pending}       # the last counted game's record, saved with the state
-    clock = {"t": time.perf_counter(), "cpu": time.process_time()}
-    started = {"n": 0, "next": counters["games"]}
+            from search_ext.selfplay import SelfPlayPool
+        except ImportError:          # temporary, until the pool has moved to search_ext
+            from training.selfplay import SelfPlayPool
+        sp = self.cfg["selfplay"]
+        self.write_milestones()     # a milestone reached before a kill but not yet written
+        self.progress.reset_clock()
+        try:
+            pool = SelfPlayPool(self.info, self.evaluate,
+                                iterations=sp["iterations"] if sp["time"] <= 0 else 0,
+                                seconds=sp["time"], games_in_flight=self.in_flight,
+                                max_nodes=max(16, min(sp["max_nodes"],
+                                                      int(sp["max_mb"] * 2 ** 20 / NODE_BYTES))))
+            stopped = pool.run(self.new_game, self.on_game, stop=self.out_of_budget)
+        finally:
+            self.learner.close()
+        if stopped and self.learner.error is None:
+            self.progress.abandon(stopped)
+            self._save_state()
+            self.write_milestones()
 
-    def state_meta() -> dict:
-        return {**base_meta, "counters": snapshot(), "record": last["record"]}
+    def new_game(self):
+        """The next game's (seed, e, epsilon, tag), or None once the budget, ``max_games`` or a
+        learner error stops self-play."""
+        if self.learner.error is not None:
+            return None
+        started = self.progress.start_game(self.job.budget, self.job.max_games)
+        if started is None:
+            return None
+        number, trained = started
+        sp = self.cfg["selfplay"]
+        e = max(sp["exploration_floor"], min(1.0, trained / self.job.budget))
+        epsilon = sp["epsilon"] if sp["exploration"] == "epsilon" else -1.0
+        seq = np.random.SeedSequence([self.job.seed, number])
+        return int(seq.generate_state(1, np.uint64)[0]), e, epsilon, e
 
-    def snapshot() -> dict:
-        c = dict(counters)
-        c["rng"] = rng.bit_generator.state
-        return c
+    def out_of_budget(self) -> bool:
+        """True once the budget is spent, counting the time since the last counted game (games in
+        flight then stop at once instead of overrunning the budget by up to a game's length)."""
+        trained, since = self.progress.timing()
+        return (self.learner.error is not None
+                or trained + (time.perf_counter() - since) >= self.job.budget)
 
-    def write_milestones():
-        for name, secs in job.milestones:
-            if counters["train_seconds"] >= secs and name not in counters["milestones_done"]:
-                counters["milestones_done"].append(name)
-                meta = {**base_meta, "milestone": name, "milestone_seconds": secs,
-                        "train_seconds": counters["train_seconds"], "games": counters["games"],
-                        "examples": counters["examples"], "updates": counters["updates"],
-                        "network": net_cfg, "planes_shape": list(info.planes_shape),
-                        "written": time.strftime("%Y-%m-%dT%H:%M:%S")}
-                save_weights(mdir / f"milestone_{name}.weights.h5", model, meta)
-                save_state(state_path, model, optimizer, state_meta())
+    def on_game(self, g: dict) -> None:
+        g["e"] = g.get("tag", 0.0)
+        self.learner.submit(g)
 
-    last_loss = {"v": float("nan")}
+    def evaluate(self, batch):
+        w = self.learner.take_snapshot()
+        if w is not None:
+            self.inference.refresh(w)
+        return self.inference(batch)
 
-    def process(g, train: bool = True):
+    # ---- the learner -------------------------------------------------------------------------
+    def process(self, g: dict, train: bool = True):
         """One finished game: replay, a training pass (unless ``train`` is false: the async
-        learner's backlog, whose last game trains for all), the state, milestones, the log."""
-        game_id = counters["games"] + 1
-        x, y = g["x"], g["y"]
-        replay.add(game_id, x, y, np.full(len(y), g["plies"], np.int32),
-                   {"result": g["result"], "plies": g["plies"], "game": info.spec,
-                    "version": info.version})
+        learner's backlog, whose last game trains for all), the state, milestones, the log.
+        Returns the weights for self-play's inference."""
+        from training.inference import model_weights
+        from training.network import crash_point
+        game_id = self.progress.games_counted() + 1
+        self.replay.add(game_id, g["x"], g["y"], np.full(len(g["y"]), g["plies"], np.int32),
+                        {"result": g["result"], "plies": g["plies"], "game": self.info.spec,
+                         "version": self.info.version})
         crash_point("replay_written")
         t_learn = time.perf_counter()
-        losses = []
-        if train:
-            idx = replay.sample_indices(tr["sample_fraction"], tr["min_sample"], rng)
-            losses = [float(train_step(bx, by)) for bx, by in
-                      training_batches(replay, idx, tr["batch_size"], info.symmetries, tr["augment"],
-                                       rng)]
+        losses = self._train_pass() if train else []
         now = time.perf_counter()
-        learn = now - t_learn
-        dt = now - clock["t"]                    # wall time since the previous counted game
-        cpu_now = time.process_time()
-        cpu = cpu_now - clock["cpu"]
-        clock["t"], clock["cpu"] = now, cpu_now
+        counted = self.progress.count_game(game_id, len(g["y"]), losses, now)
+        record = self._record(game_id, g, counted, bool(losses), now - t_learn)
+        self.progress.keep_record(record)
+        self._commit(record)
+        return model_weights(self.model)
+
+    def _train_pass(self) -> list[float]:
+        """One pass over a uniform sample of the replay window; the minibatches' losses."""
+        tr = self.cfg["training"]
+        idx = self.replay.sample_indices(tr["sample_fraction"], tr["min_sample"], self.rng)
+        return [float(self.train_step(bx, by)) for bx, by in
+                training_batches(self.replay, idx, tr["batch_size"], self.info.symmetries,
+                                 tr["augment"], self.rng)]
+
+    def _record(self, game_id: int, g: dict, counted: dict, trained: bool, learn: float) -> dict:
+        """A counted game's log record (``loss``: the last pass's when it had none of its own)."""
+        n, dt = int(len(g["y"])), counted["dt"]
         # value error of the searched root values against the final outcome (mover's view)
         outcome = np.where(g["movers"] == 0, g["result"], -g["result"]).astype(np.float32)
         value_error = float(np.mean((g["root_values"] - outcome) ** 2)) if len(outcome) else 0.0
-        counters["games"] = game_id
-        counters["examples"] += int(len(y))
-        counters["updates"] += len(losses)
-        counters["train_seconds"] += dt
-        if losses:
-            last_loss["v"] = float(np.mean(losses))
-        loss = last_loss["v"]                    # a game without its own pass: the last pass's
-        record = {"member": job.member, "game": game_id, "plies": g["plies"], "result": g["result"],
-                  "examples": int(len(y)), "loss": loss, "value_error": value_error,
-                  "seconds": dt, "play_seconds": float(g.get("seconds", dt - learn)),
-                  "learn_seconds": learn, "train_seconds": counters["train_seconds"],
-                  "budget": job.budget, "examples_per_cpu_s": len(y) / max(cpu, 1e-9),
-                  "e": g["e"], "short_moves": int(g.get("short_moves", 0)),
-                  "games_in_flight": in_flight, "evaluations": int(inference.states),
-                  "inference": inference.name, "trained": bool(losses), "replay_size": replay.size,
-                  "replay_bytes": replay.nbytes}
-        last["record"] = record
-        save_state(state_path, model, optimizer, state_meta())    # the game counts from here on
+        return {"member": self.job.member, "game": game_id, "plies": g["plies"],
+                "result": g["result"], "examples": n, "loss": counted["loss"],
+                "value_error": value_error, "seconds": dt,
+                "play_seconds": float(g.get("seconds", dt - learn)), "learn_seconds": learn,
+                "train_seconds": counted["train_seconds"], "budget": self.job.budget,
+                "examples_per_cpu_s": n / max(counted["cpu"], 1e-9), "e": g["e"],
+                "short_moves": int(g.get("short_moves", 0)), "games_in_flight": self.in_flight,
+                "evaluations": int(self.inference.states), "inference": self.inference.name,
+                "trained": trained, "replay_size": self.replay.size,
+                "replay_bytes": self.replay.nbytes}
+
+    def _commit(self, record: dict) -> None:
+        """The game counts once the state holding it is saved; then milestones, its log line and
+        TensorBoard scalars, and the report."""
+        from training.network import crash_point
+        self._save_state()
         crash_point("state_saved")
-        write_milestones()
-        _append_line(mdir / LOG_FILE, record)
+        self.write_milestones()
+        _append_line(self.mdir / LOG_FILE, record)
         crash_point("log_written")
-        with writer.as_default(step=game_id):
+        with self.writer.as_default(step=record["game"]):
             for k, v in scalars_of(record).items():
-                tf.summary.scalar(k, v)
-        writer.flush()
-        if report is not None:
-            report(record)
-        return model_weights(model)
+                self.tf.summary.scalar(k, v)
+        self.writer.flush()
+        if self.report is not None:
+            self.report(record)
 
-    learner = _Learner(process, learner_mode)
+    def _save_state(self) -> None:
+        from training.network import save_state
+        meta = {**self.base_meta, "counters": self.progress.counters(self.rng.bit_generator.state),
+                "record": self.progress.last_record()}
+        save_state(self.state_path, self.model, self.optimizer, meta)
 
-    def new_game():
-        if learner.error is not None:
-            return None
-        if counters["train_seconds"] >= job.budget:
-            return None
-        if job.max_games and started["n"] >= job.max_games:
-            return None
-        started["n"] += 1
-        started["next"] += 1
-        frac = min(1.0, counters["train_seconds"] / job.budget)
-        e = max(sp["exploration_floor"], frac)
-        epsilon = sp["epsilon"] if sp["exploration"] == "epsilon" else -1.0
-        seed = int(np.random.SeedSequence([job.seed, started["next"]]).generate_state(1, np.uint64)[0])
-        return seed, e, epsilon, e
+    def write_milestones(self) -> None:
+        """Every milestone whose training time is reached and not yet written: its weights, then
+        the state that marks it done."""
+        from training.network import save_weights
+        for name, secs in self.job.milestones:
+            counts = self.progress.claim_milestone(name, secs)
+            if counts is None:
+                continue
+            meta = {**self.base_meta, "milestone": name, "milestone_seconds": secs, **counts,
+                    "network": self.cfg["network"], "planes_shape": list(self.info.planes_shape),
+                    "written": time.strftime("%Y-%m-%dT%H:%M:%S")}
+            save_weights(self.mdir / f"milestone_{name}.weights.h5", self.model, meta)
+            self._save_state()
 
-    stopped = {"games": 0}
+    # ---- the end -----------------------------------------------------------------------------
+    def _finish(self) -> dict:
+        """``status.json`` (counters, budget, done) and the final counters."""
+        from training.network import write_json
+        self.writer.flush()
+        counters = self.progress.counters()
+        write_json(self.mdir / "status.json",
+                   {**counters, "budget": self.job.budget, "done": self.progress.done(self.job.budget)})
+        return counters
 
-    def out_of_budget():
-        """True once the budget is spent, counting the time since the last counted game (games in
-        flight then stop at once instead of overrunning the budget by up to a game's length)."""
-        return (learner.error is not None
-                or counters["train_seconds"] + (time.perf_counter() - clock["t"]) >= job.budget)
 
-    def on_game(g):
-        g["e"] = g.get("tag", 0.0)
-        learner.submit(g)
-
-    def evaluate(batch):
-        w = learner.take_snapshot()
-        if w is not None:
-            inference.refresh(w)
-        return inference(batch)
-
-    write_milestones()     # a milestone reached before a kill but not yet written
-    clock["t"], clock["cpu"] = time.perf_counter(), time.process_time()
-    try:
-        pool = SelfPlayPool(info, evaluate, iterations=sp["iterations"] if sp["time"] <= 0 else 0,
-                            seconds=sp["time"], games_in_flight=in_flight,
-                            max_nodes=max(16, min(sp["max_nodes"], int(sp["max_mb"] * 2 ** 20 / NODE_BYTES))))
-        stopped["games"] = pool.run(new_game, on_game, stop=out_of_budget)
-    finally:
-        learner.close()
-    if stopped["games"] and learner.error is None:
-        # the budget ran out with games in flight: they are dropped (a game counts only once it
-        # ends), and the time spent on them counts, so the member stops at its budget and writes
-        # the milestones that fall due there
-        now = time.perf_counter()
-        counters["train_seconds"] += now - clock["t"]
-        counters["abandoned_games"] = counters.get("abandoned_games", 0) + stopped["games"]
-        clock["t"], clock["cpu"] = now, time.process_time()
-        save_state(state_path, model, optimizer, state_meta())
-        write_milestones()
-    writer.flush()
-    write_json(mdir / "status.json", {**{k: v for k, v in counters.items() if k != "rng"},
-                                      "budget": job.budget, "done": counters["train_seconds"] >= job.budget})
-    return {k: v for k, v in counters.items() if k != "rng"}
+def train_member(job: MemberJob, report=None) -> dict:
+    """Train one member until its budget (or ``max_games``); returns its final counters.
+    ``report(dict)`` is called after every game with its log record. See ``MemberTrainer``."""
+    return MemberTrainer(job, report).run()
