@@ -271,10 +271,18 @@ def test_corrupt_files_are_named(tmp_path, tiny_config):
 
 
 def test_run_refuses_another_config(tmp_path, tiny_config):
+    """Another network, self-play or training config is refused; the runtime options (here from
+    the command line, over the config) may change between reruns."""
     run = tmp_path / "run"
     args = ["train", "tic_tac_toe", "--config", str(tiny_config), "--out", str(run), "--budget", "1s",
             "--milestones", "1s", "--max-games", "1"]
-    assert descent(*args).returncode == 0
+    r = descent(*args, "--games-in-flight", "2", "--inference", "numpy", "--learner", "inline")
+    assert r.returncode == 0, r.stderr
+    r = descent(*args, "--games-in-flight", "3")
+    assert r.returncode == 0, r.stderr
+    first, second = log_records(run)
+    assert (first["games_in_flight"], first["inference"]) == (2, "numpy")
+    assert second["games_in_flight"] == 3
     other = tmp_path / "other.toml"
     other.write_text(TINY.replace("filters = 8", "filters = 16"))
     r = descent("train", "tic_tac_toe", "--config", str(other), "--out", str(run), "--budget", "1s",
@@ -503,3 +511,71 @@ def test_async_learner_member_counts_every_game(tmp_path):
     assert out["games"] == 6 and [r["game"] for r in recs] == list(range(1, 7))
     assert recs[-1]["trained"] and out["updates"] > 0
     assert all(np.isfinite(r["loss"]) for r in recs if r["trained"])
+
+
+def test_progress_reads_wait_for_the_lock():
+    """The trainer's shared state is read only under its lock: a budget check, a game start or a
+    counters snapshot waits while the learner holds it, then sees the whole update."""
+    import threading
+    from training.trainer import _Progress
+    p = _Progress.restore(0, {"games": 4, "train_seconds": 2.0, "milestones_done": ["a"]}, None)
+    p.reset_clock()
+    reads = {"timing": p.timing, "start_game": lambda: p.start_game(10.0, 0),
+             "counters": p.counters, "games_counted": p.games_counted}
+    for name, read in reads.items():
+        got = []
+        with p._lock:                                   # the learner in the middle of an update
+            t = threading.Thread(target=lambda: got.append(read()))
+            t.start()
+            t.join(0.5)
+            assert t.is_alive() and not got, f"{name} read the state without the lock"
+        t.join(30)
+        assert got, name
+    assert p.counters()["games"] == 4 and p.start_game(10.0, 0) == (6, 2.0)   # 5 was started above
+    assert p.start_game(2.0, 0) is None                 # the budget is spent
+
+
+def test_budget_checks_see_whole_updates_under_the_async_learner(tmp_path, monkeypatch):
+    """A member with the async learner: every budget check of the self-play thread reads the
+    training time and the clock of the same counted game (each game adds to the training time
+    exactly the clock's advance, so their difference never changes unless a read is torn).
+    Self-play waits for game k-1 to be counted when game k ends, so the checks run beside the
+    learner's updates whatever the machine's speed."""
+    import threading
+    from descent.config import load_config
+    from training.run import training_config
+    from training.trainer import MemberJob, MemberTrainer, _Progress, train_member
+    seen, counted = [], []
+    timing, count_game, on_game = _Progress.timing, _Progress.count_game, MemberTrainer.on_game
+    cond = threading.Condition()
+
+    def recording_timing(self):
+        out = timing(self)
+        seen.append((threading.current_thread().name, *out))
+        return out
+
+    def recording_count(self, *args):
+        out = count_game(self, *args)
+        with cond:
+            counted.append(threading.current_thread().name)
+            cond.notify_all()
+        return out
+
+    def pacing_on_game(self, g):
+        on_game(self, g)
+        with cond:
+            assert cond.wait_for(lambda: len(counted) >= self.learner_games - 1, timeout=120)
+        self.learner_games += 1
+    monkeypatch.setattr(_Progress, "timing", recording_timing)
+    monkeypatch.setattr(_Progress, "count_game", recording_count)
+    monkeypatch.setattr(MemberTrainer, "on_game", pacing_on_game)
+    monkeypatch.setattr(MemberTrainer, "learner_games", 1, raising=False)
+    cfg = training_config(load_config(Path(__file__).parents[1] / "configs" / "tic_tac_toe.toml"))
+    job = MemberJob(str(tmp_path), 0, "tic_tac_toe", cfg, 1e9, [], seed=0, max_games=8,
+                    extra={"games_in_flight": 3, "inference": "numpy", "learner": "async"})
+    assert train_member(job)["games"] == 8
+    assert set(counted) == {"learner"} and len(counted) == 8
+    assert {name for name, _, _ in seen} == {threading.main_thread().name}
+    assert len({trained for _, trained, _ in seen}) >= 2, "the checks did not run beside the learner"
+    offsets = [trained - clock for _, trained, clock in seen]
+    assert max(offsets) - min(offsets) < 1e-6
