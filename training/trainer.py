@@ -1,10 +1,10 @@
 """Training of one population member: Descent self-play, tree learning, replay, checkpoints.
 
-A member is an independent unit of work (``train_member(job)``): it reads and writes only its own
-directory, so it can run in a local worker process or, later, on another machine. Rerunning it
-continues where it stopped. Per game:
+A member is an independent unit of work (``train_member(job)``, which runs a ``MemberTrainer``):
+it reads and writes only its own directory, so it can run in a local worker process or, later, on
+another machine. Rerunning it continues where it stopped. Per game:
 
-1. play self-play games (``training.selfplay.SelfPlayPool``: ``games_in_flight`` games at once,
+1. play self-play games (``search_ext.selfplay.SelfPlayPool``: ``games_in_flight`` games at once,
    one batched network call per round) with the current network; as each game ends:
 2. write the game's examples to the replay buffer (one file, atomically);
 3. train one pass over a uniform sample of a fraction sigma of the replay window (Adam, MSE),
@@ -445,6 +445,7 @@ class MemberTrainer:
         import games
         from training import import_tensorflow
         from training.inference import use_device
+        from training.architecture import Architecture
         from training.network import build_model, configure_threads, make_optimizer
         self.tf = import_tensorflow()
         self.device = use_device(self.options.device)
@@ -452,8 +453,8 @@ class MemberTrainer:
         self.cfg = self.job.config
         self.info = games.load(self.job.game)
         net = self.cfg["network"]
-        self.model = build_model(self.info.planes_shape, net["filters"], net["blocks"],
-                                 net["head_units"], seed=self.job.seed)
+        self.model = build_model(self.info.planes_shape, Architecture.from_meta(net),
+                                 seed=self.job.seed)
         self.optimizer = make_optimizer(self.model, self.cfg["training"]["learning_rate"])
         self.base_meta = {"game": self.info.spec, "game_version": self.info.version,
                           "member": self.job.member, "seed": self.job.seed, "config": self.cfg}
@@ -635,7 +636,8 @@ class MemberTrainer:
             if counts is None:
                 continue
             meta = {**self.base_meta, "milestone": name, "milestone_seconds": secs, **counts,
-                    "network": self.cfg["network"], "planes_shape": list(self.info.planes_shape),
+                    "network": self.model.architecture.to_meta(),
+                    "planes_shape": list(self.info.planes_shape),
                     "written": time.strftime("%Y-%m-%dT%H:%M:%S")}
             save_weights(self.mdir / f"milestone_{name}.weights.h5", self.model, meta)
             self._save_state()
