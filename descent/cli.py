@@ -87,7 +87,7 @@ class Real(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
-def option_options(options_class, section: str = "run"):
+def click_options(options_class, section: str = "run"):
     """A decorator adding one click option per field of an options dataclass
     (``training.options``) whose ``cli`` is true: ``--name-with-dashes``, typed, ranged and helped
     from the field. Each is None unless given; ``apply_options`` sets the given ones over the
@@ -121,7 +121,7 @@ def apply_options(cfg: dict, given: dict, section: str = "run") -> None:
 
 def _runtime_options():
     from training.options import RuntimeOptions
-    return option_options(RuntimeOptions)
+    return click_options(RuntimeOptions)
 
 
 SEED = IntRange(0, 2 ** 31 - 1)

@@ -53,10 +53,10 @@ def _more_options():
 
 def _command_with(options_class):
     import click
-    from descent.cli import option_options
+    from descent.cli import click_options
 
     @click.command()
-    @option_options(options_class)
+    @click_options(options_class)
     def cmd(**given):
         click.echo(repr(sorted((k, v) for k, v in given.items() if v is not None)))
     return cmd
