@@ -198,3 +198,16 @@ def test_no_file_names_a_path_outside_the_repository():
     found = [f"{rel(p)}:{text[:m.start()].count(chr(10)) + 1}: {m.group(0)}"
              for p, text in FILES.items() for m in OUTSIDE.finditer(text)]
     assert not found, f"paths outside the repository: {found}"
+
+
+# ---- the API examples run -------------------------------------------------------------------------------
+
+def test_the_api_examples_of_games_and_agents_run():
+    """The first two Python blocks of docs/api.md (games, then agents on the same state) run as
+    written."""
+    blocks = re.findall(r"```python\n(.*?)```", (DOCS / "api.md").read_text(encoding="utf-8"), re.S)
+    assert len(blocks) >= 2 and "games.new_state" in blocks[0] and "make_agent" in blocks[1]
+    namespace: dict = {}
+    exec(compile(blocks[0], "docs/api.md (games)", "exec"), namespace)
+    exec(compile(blocks[1], "docs/api.md (agents)", "exec"), namespace)
+    assert namespace["state"].ply == 0 and namespace["agent"].last_move["iterations"] > 0
