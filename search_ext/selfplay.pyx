@@ -1,17 +1,22 @@
 """Descent self-play in Cython: many games per process, their expansions evaluated in one batch.
 
-``SelfPlayPool`` keeps ``games_in_flight`` games going. Each game has its own search tree (a
-transposition table kept across the game's moves) and runs Descent (docs/ALGORITHMS.md section 5):
-every iteration goes down from the root, expanding each unexpanded state it meets, along the best
-unresolved child by (completion, value, count) in the mover's view, until a terminal or resolved
-state; then the values and resolutions are backed up along the path. The iteration is an explicit
-state machine (a path stack, no recursion): when it needs the values of an expansion's children it
-stops, the pool gathers the pending children of every game into one batch, calls the network once,
-writes the values back, and every game resumes. Games finish and start independently.
+``SelfPlayPool`` keeps ``games_in_flight`` games going. Each game has its own search tree (the
+Descent core's transposition table, ``search_ext.descent_core.Table``, kept across the game's
+moves) and runs Descent (docs/ALGORITHMS.md section 5) with the core's rules (Unbounded Minimax with
+completion: ``select``, ``backup``, ``set_terminal``): every iteration goes down from the root,
+expanding each unexpanded state it meets, along the best unresolved child by (completion, value,
+count) in the mover's view, until a terminal or resolved state; then the values and resolutions are
+backed up along the path. Unlike ``search_ext.bestfirst.BestFirstSearch`` (the agents' search,
+recursive, with a synchronous evaluator), the iteration here is an explicit state machine (a path
+stack, no recursion): when it needs the values of an expansion's children it stops, the pool
+gathers the pending children of every game into one batch, calls ``evaluate`` (a Python callback:
+search knows nothing of the network behind it) once, writes the values back, and every game
+resumes. Games finish and start independently. No proofs are kept (self-play needs none).
 
-Move choice: after ``iterations`` iterations (or ``seconds``, or a resolved root) the move is drawn
-from the ordinal distribution over the root actions ranked best first by (c, v) in the mover's view,
-P(rank i) = (e + (1 - e) / (n - i)) * (1 - sum_{j<i} P(rank j)), or epsilon-greedy.
+Move choice (the core's ``choose_edge``): after ``iterations`` iterations (or ``seconds``, or a
+resolved root) the move is drawn from the ordinal distribution over the root actions ranked best
+first by (c, v) in the mover's view, P(rank i) = (e + (1 - e) / (n - i)) * (1 - sum_{j<i} P(rank j)),
+or epsilon-greedy.
 
 Tree learning: every expanded state and every terminal state reached becomes an example (its
 encoding, its value from the mover's point of view). When the root moves on, the states that are
@@ -22,25 +27,30 @@ Memory: ``max_nodes`` caps each game's table. When it is full the move is decide
 built so far (a random legal move when even the root could not be expanded) and counted in
 ``short_moves``; nothing is raised mid-game.
 
-History: a terminal state is keyed apart from a non-terminal state of the same hash (a repetition
-draw or a ply-cap draw never shares a node with the same position elsewhere in the tree), so a
-terminal value is never written into a node created as non-terminal; and the iteration follows the
-current state's key, not only the child index stored on the edge.
-
-``play_game`` (one game through ``search_ext.bestfirst.BestFirstSearch``) is the previous path, kept
-for comparisons.
+History: a terminal state is keyed apart from a non-terminal state of the same key (the table
+matches the terminal flag too: a repetition draw or a ply-cap draw never shares a node with the same
+position elsewhere in the tree), and a terminal child is valued again by the terminal evaluation
+each time an expansion reaches it; the iteration follows the current state's key, not only the
+child index stored on the edge.
 """
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memset, memcpy
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memcpy
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 import numpy as np
 
 from games._state cimport State
-from games._typedefs cimport action_t, hash_t, uint64_t, rng_below, rng_uniform
+from games._typedefs cimport action_t, hash_t, uint64_t, rng_below
+from search_ext.descent_core cimport (
+    Node, Rules, Table, TABLE_NO_MEMORY, RULE_MINIMAX, skey, same_state, mover_value, set_terminal,
+    select, backup, choose_edge)
+from search_ext.descent_core import ordinal_probabilities, sample_ranks
 
-cdef hash_t TERMINAL_SALT = <hash_t>0xD6E8FEB86659FD93ULL
+__all__ = ["SelfPlayPool", "ordinal_probabilities", "sample_ranks"]
+
+cdef long NO_EDGE_CAP = 2_000_000_000     # the pool caps states only (``max_nodes``)
+
 
 cdef enum:
     ADV_EVAL = 1        # the game waits for the values of an expansion's children
@@ -53,289 +63,11 @@ cdef enum:
     EXP_FULL = -2
 
 
-cdef struct Node:
-    hash_t key
-    float v             # value, first player's view
-    signed char c       # completion in {-1, 0, 1}, first player's view
-    signed char r       # resolved
-    signed char player  # player to move
-    signed char expanded
-    signed char evaluated
-    signed char terminal
-    unsigned char mark  # scratch for reachability and harvesting
-    int first_edge
-    int n_edges
-
-
-cdef struct Edge:
-    action_t action
-    int child
-    int n               # selection count
-
-
 cdef inline double now() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return ts.tv_sec + ts.tv_nsec * 1e-9
 
-
-cdef inline hash_t state_key(State s) noexcept nogil:
-    """The table key of a state: its hash and history key, salted when the state is terminal."""
-    if s._terminal:
-        return s._hash ^ s._hist_key ^ TERMINAL_SALT
-    return s._hash ^ s._hist_key      # history-correct: repetition-relevant history is part of the key
-
-
-cdef class Tree:
-    """One game's transposition table (open addressing on the key, linear probing)."""
-    cdef Node* nodes
-    cdef long n_nodes, cap_nodes, max_nodes
-    cdef Edge* edges
-    cdef long n_edges, cap_edges
-    cdef int* slots
-    cdef long cap_slots
-    cdef long peak_nodes
-
-    def __cinit__(self, long max_nodes):
-        self.max_nodes = max_nodes
-        self.cap_nodes = 1024
-        self.cap_edges = 4096
-        self.cap_slots = 2048
-        self.nodes = <Node*>malloc(sizeof(Node) * self.cap_nodes)
-        self.edges = <Edge*>malloc(sizeof(Edge) * self.cap_edges)
-        self.slots = <int*>malloc(sizeof(int) * self.cap_slots)
-        if not (self.nodes and self.edges and self.slots):
-            raise MemoryError()
-        self.clear()
-
-    def __dealloc__(self):
-        free(self.nodes); free(self.edges); free(self.slots)
-
-    cdef void clear(self) noexcept nogil:
-        cdef long i
-        for i in range(self.cap_slots):
-            self.slots[i] = -1
-        self.n_nodes = 0
-        self.n_edges = 0
-
-    cdef long bytes_used(self) noexcept nogil:
-        return (sizeof(Node) * self.cap_nodes + sizeof(Edge) * self.cap_edges
-                + sizeof(int) * self.cap_slots)
-
-    cdef int rebuild_slots(self, long cap) noexcept nogil:
-        cdef int* ns = <int*>malloc(sizeof(int) * cap)
-        if ns == NULL:
-            return -1
-        cdef long i, j, mask = cap - 1
-        for i in range(cap):
-            ns[i] = -1
-        for i in range(self.n_nodes):
-            j = <long>(self.nodes[i].key & <hash_t>mask)
-            while ns[j] >= 0:
-                j = (j + 1) & mask
-            ns[j] = <int>i
-        free(self.slots)
-        self.slots = ns
-        self.cap_slots = cap
-        return 0
-
-    cdef int find(self, hash_t key) noexcept nogil:
-        cdef long mask = self.cap_slots - 1
-        cdef long j = <long>(key & <hash_t>mask)
-        cdef int idx
-        while True:
-            idx = self.slots[j]
-            if idx < 0:
-                return -1
-            if self.nodes[idx].key == key:
-                return idx
-            j = (j + 1) & mask
-
-    cdef int lookup(self, hash_t key, bint terminal, int player, bint* created) noexcept nogil:
-        """Index of the node of `key`, created (unvalued, unevaluated) when absent; -1 when the
-        table is full (max_nodes) or memory ran out."""
-        cdef long mask = self.cap_slots - 1
-        cdef long j = <long>(key & <hash_t>mask)
-        cdef int idx
-        while True:
-            idx = self.slots[j]
-            if idx < 0:
-                break
-            if self.nodes[idx].key == key:
-                created[0] = False
-                return idx
-            j = (j + 1) & mask
-        if self.n_nodes >= self.max_nodes:
-            return -1
-        cdef Node* grown
-        cdef long new_cap
-        if self.n_nodes == self.cap_nodes:
-            new_cap = self.cap_nodes * 2
-            if new_cap > self.max_nodes:
-                new_cap = self.max_nodes
-            grown = <Node*>realloc(self.nodes, sizeof(Node) * new_cap)
-            if grown == NULL:
-                return -1
-            self.nodes = grown
-            self.cap_nodes = new_cap
-        idx = <int>self.n_nodes
-        self.n_nodes += 1
-        if self.n_nodes > self.peak_nodes:
-            self.peak_nodes = self.n_nodes
-        self.slots[j] = idx
-        cdef Node* nd = &self.nodes[idx]
-        memset(nd, 0, sizeof(Node))
-        nd.key = key
-        nd.player = <signed char>player
-        nd.terminal = 1 if terminal else 0
-        created[0] = True
-        if self.n_nodes * 2 > self.cap_slots:
-            if self.rebuild_slots(self.cap_slots * 2) < 0:
-                return -1
-        return idx
-
-    cdef long alloc_edges(self, int n) noexcept nogil:
-        cdef Edge* grown
-        cdef long new_cap
-        if self.n_edges + n > self.cap_edges:
-            new_cap = self.cap_edges * 2
-            while new_cap < self.n_edges + n:
-                new_cap *= 2
-            grown = <Edge*>realloc(self.edges, sizeof(Edge) * new_cap)
-            if grown == NULL:
-                return -1
-            self.edges = grown
-            self.cap_edges = new_cap
-        cdef long first = self.n_edges
-        self.n_edges += n
-        return first
-
-    cdef int mark_reachable(self, int root) noexcept nogil:
-        """Set mark = 1 on every node reachable from `root` (0 on the others)."""
-        cdef long i
-        for i in range(self.n_nodes):
-            self.nodes[i].mark = 0
-        if root < 0:
-            return 0
-        cdef int* stack = <int*>malloc(sizeof(int) * (self.n_nodes + 1))
-        if stack == NULL:
-            return -1
-        cdef long top = 0
-        cdef int idx, e, ch
-        stack[top] = root
-        top += 1
-        self.nodes[root].mark = 1
-        while top > 0:
-            top -= 1
-            idx = stack[top]
-            if not self.nodes[idx].expanded:
-                continue
-            for e in range(self.nodes[idx].first_edge,
-                           self.nodes[idx].first_edge + self.nodes[idx].n_edges):
-                ch = self.edges[e].child
-                if self.nodes[ch].mark == 0:
-                    self.nodes[ch].mark = 1
-                    stack[top] = ch
-                    top += 1
-        free(stack)
-        return 0
-
-    cdef int compact(self) noexcept nogil:
-        """Keep only the nodes with mark == 1 (a set closed under edges), renumbered in order;
-        edges of kept expanded nodes copied contiguously."""
-        cdef int* newidx = <int*>malloc(sizeof(int) * (self.n_nodes + 1))
-        if newidx == NULL:
-            return -1
-        cdef long i, k = 0, ne = 0
-        cdef int e
-        for i in range(self.n_nodes):
-            if self.nodes[i].mark == 1:
-                newidx[i] = <int>k
-                k += 1
-                if self.nodes[i].expanded:
-                    ne += self.nodes[i].n_edges
-            else:
-                newidx[i] = -1
-        cdef long cap_e = 4096
-        while cap_e < ne:
-            cap_e *= 2
-        cdef Edge* new_edges = <Edge*>malloc(sizeof(Edge) * cap_e)
-        if new_edges == NULL:
-            free(newidx)
-            return -1
-        cdef long pos = 0
-        cdef Node* nd
-        for i in range(self.n_nodes):
-            if newidx[i] < 0:
-                continue
-            nd = &self.nodes[i]
-            if not nd.expanded:
-                nd.first_edge = 0
-                nd.n_edges = 0
-            else:
-                for e in range(nd.n_edges):
-                    new_edges[pos + e] = self.edges[nd.first_edge + e]
-                    new_edges[pos + e].child = newidx[new_edges[pos + e].child]
-                nd.first_edge = <int>pos
-                pos += nd.n_edges
-            self.nodes[newidx[i]] = nd[0]
-            self.nodes[newidx[i]].mark = 0
-        free(self.edges)
-        self.edges = new_edges
-        self.cap_edges = cap_e
-        self.n_edges = pos
-        self.n_nodes = k
-        free(newidx)
-        cdef long cap_s = 2048
-        while cap_s < 2 * k + 2:
-            cap_s *= 2
-        return self.rebuild_slots(cap_s)
-
-
-# ---- move choice -----------------------------------------------------------------------------------
-
-cdef int rank_choice(int n, double e, double epsilon, uint64_t* rng) noexcept nogil:
-    """Rank (0 = best) drawn from the ordinal distribution with parameter e (epsilon < 0), or
-    epsilon-greedy (uniform with probability epsilon, else rank 0)."""
-    cdef double u, rest = 1.0, p
-    cdef int i
-    if n <= 1:
-        return 0
-    u = rng_uniform(rng)
-    if epsilon >= 0.0:
-        if u < epsilon:
-            return <int>rng_below(rng, n)
-        return 0
-    for i in range(n):
-        p = (e + (1.0 - e) / (n - i)) * rest
-        if u < p:
-            return i
-        u -= p
-        rest -= p
-    return n - 1
-
-
-def sample_ranks(int n, double e, double epsilon, unsigned long long seed, long draws):
-    """Counts of the ranks drawn by the self-play move choice (``draws`` draws) among ``n``
-    ranked actions: the ordinal distribution (``epsilon`` < 0) or epsilon-greedy."""
-    counts = np.zeros(n, dtype=np.int64)
-    cdef long[::1] cv = counts
-    cdef uint64_t rng = seed * <uint64_t>0x9E3779B97F4A7C15ULL + 1
-    cdef long i
-    for i in range(draws):
-        cv[rank_choice(n, e, epsilon, &rng)] += 1
-    return counts
-
-
-def ordinal_probabilities(int n, double e):
-    """P(rank i) of the ordinal distribution over n ranked actions."""
-    out = []
-    rest = 1.0
-    for i in range(n):
-        p = (e + (1.0 - e) / (n - i)) * rest
-        out.append(p)
-        rest -= p
-    return out
 
 
 # ---- one game in flight -----------------------------------------------------------------------------
@@ -347,7 +79,7 @@ cdef class Slot:
     cdef int base_node
     cdef int base_ply
     cdef int compactions
-    cdef Tree tree
+    cdef Table tree
     cdef int root
     cdef int* path
     cdef int path_len, path_cap
@@ -376,7 +108,7 @@ cdef class Slot:
     cdef double t_start
 
     def __cinit__(self, object info, long max_nodes):
-        self.tree = Tree(max_nodes)
+        self.tree = Table(max_nodes, NO_EDGE_CAP)
         self.s = info.new_state()
         n = info.branching
         self.path_cap = self.s.max_plies + 4
@@ -421,9 +153,6 @@ cdef class Slot:
         return 0
 
 
-cdef inline float mover_value(Node* nd) noexcept nogil:
-    return nd.v if nd.player == 0 else -nd.v
-
 
 cdef class SelfPlayPool:
     """``games_in_flight`` Descent self-play games in one process, one network call per round.
@@ -444,6 +173,7 @@ cdef class SelfPlayPool:
     cdef float[:, :, :, ::1] batch_v
     cdef int branching, enc_size
     cdef readonly long eval_calls, eval_states, rounds, abandoned
+    cdef Rules rules                 # Unbounded Minimax with completion, no proofs
 
     def __init__(self, info, evaluate, long iterations=50, double seconds=0.0,
                  int games_in_flight=1, long max_nodes=2_000_000, long compact_at=-1):
@@ -456,6 +186,9 @@ cdef class SelfPlayPool:
                              f"(twice the branching factor and some), got {max_nodes}")
         self.info = info
         self.evaluate = evaluate
+        self.rules.rule = RULE_MINIMAX
+        self.rules.balanced = -1
+        self.rules.proofs = False
         self.iterations = iterations
         self.seconds = seconds
         self.games_in_flight = games_in_flight
@@ -485,7 +218,7 @@ cdef class SelfPlayPool:
         g.tree.clear()
         g.tree.peak_nodes = 0
         cdef bint created
-        g.root = g.tree.lookup(state_key(g.s), g.s._terminal, g.s._player, &created)
+        g.root = g.tree.lookup(skey(g.s), g.s._terminal, g.s._player, &created)
         g.base_node = g.root
         g.base_ply = 0
         g.compactions = 0
@@ -530,47 +263,7 @@ cdef class SelfPlayPool:
         g.n_ex = 0
         return out
 
-    # ---- search rules (minimax with completion, Descent) -------------------------------------------
-    cdef inline bint better(self, Tree t, int player, int e, int f) noexcept nogil:
-        cdef Node* a = &t.nodes[t.edges[e].child]
-        cdef Node* b = &t.nodes[t.edges[f].child]
-        cdef double sg = 1.0 if player == 0 else -1.0
-        cdef int ca = <int>(sg * a.c), cb = <int>(sg * b.c)
-        if ca != cb:
-            return ca > cb
-        cdef double va = sg * a.v, vb = sg * b.v
-        if va != vb:
-            return va > vb
-        return t.edges[e].n > t.edges[f].n
-
-    cdef int select(self, Tree t, int idx, bint unresolved_only) noexcept nogil:
-        cdef Node* nd = &t.nodes[idx]
-        cdef int best = -1, e
-        for e in range(nd.first_edge, nd.first_edge + nd.n_edges):
-            if unresolved_only and t.nodes[t.edges[e].child].r:
-                continue
-            if best < 0 or self.better(t, nd.player, e, best):
-                best = e
-        return best
-
-    cdef void backup(self, Tree t, int idx) noexcept nogil:
-        cdef int e = self.select(t, idx, False)
-        if e < 0:
-            return
-        cdef Node* nd = &t.nodes[idx]
-        cdef Node* ch = &t.nodes[t.edges[e].child]
-        cdef int f
-        nd.c = ch.c
-        nd.v = ch.v
-        cdef bint resolved = nd.c != 0
-        if not resolved:
-            resolved = True
-            for f in range(nd.first_edge, nd.first_edge + nd.n_edges):
-                if not t.nodes[t.edges[f].child].r:
-                    resolved = False
-                    break
-        nd.r = 1 if resolved else 0
-
+    # ---- the Descent iteration, resumable (the rules are the core's) ------------------------------
     cdef int expand_begin(self, Slot g, int idx, float* batch, int off) noexcept nogil:
         """Create the children of node `idx` (state g.cur); encode the unevaluated ones into the
         batch from slot `off`. EXP_DONE (no evaluation needed), EXP_PENDING, or EXP_FULL (nothing
@@ -581,17 +274,13 @@ cdef class SelfPlayPool:
         cdef Node* ch
         for i in range(n):
             g.cur.apply(g.acts[i])
-            child = g.tree.lookup(state_key(g.cur), g.cur._terminal, g.cur._player, &created)
+            child = g.tree.lookup(skey(g.cur), g.cur._terminal, g.cur._player, &created)
             if child < 0:
                 g.cur.undo()
                 return EXP_FULL
             ch = &g.tree.nodes[child]
             if g.cur._terminal:
-                # a terminal-keyed node: (re)valued by the terminal evaluation at this ply
-                ch.r = 1
-                ch.c = <signed char>g.cur._result
-                ch.v = <float>g.cur.terminal_value()
-                ch.evaluated = 1
+                set_terminal(ch, g.cur)         # (re)valued by the terminal evaluation at this ply
             elif not ch.evaluated:
                 g.cur.encode(batch + <long>(off + n_eval) * self.enc_size)
                 g.pending[n_eval] = child
@@ -632,7 +321,7 @@ cdef class SelfPlayPool:
         cdef int i
         for i in range(g.path_len - 1, -1, -1):
             if g.tree.nodes[g.path[i]].expanded:
-                self.backup(g.tree, g.path[i])
+                backup(g.tree, &self.rules, g.path[i])
         for i in range(g.path_len - 1):
             g.cur.undo()
         g.path_len = 0
@@ -685,7 +374,7 @@ cdef class SelfPlayPool:
             if g.tree.nodes[ch].mark != 0:
                 continue
             g.base.apply(g.tree.edges[e].action)
-            if g.tree.nodes[ch].key != state_key(g.base):
+            if not same_state(&g.tree.nodes[ch], g.base):
                 g.base.undo()            # the edge's node is not this state (history): skip it
                 continue
             g.tree.nodes[ch].mark = 2
@@ -712,27 +401,15 @@ cdef class SelfPlayPool:
         """Choose and play the move at the searched root; harvest and compact the table.
         Returns 1 when the game is over, 0 otherwise, -1 when memory ran out."""
         cdef Node* nd = &g.tree.nodes[g.root]
-        cdef int n, i, j, tmp, rank, e_choice
+        cdef int n, i
         cdef action_t a
         cdef double sg = 1.0 if nd.player == 0 else -1.0
-        cdef int* order = g.kids
         if (self.iterations > 0 and g.iters_move < self.iterations and not nd.r):
             g.short_moves += 1
         g.root_values[g.plies] = <float>(sg * nd.v)
         g.movers[g.plies] = <signed char>g.s._player
         if nd.expanded and nd.n_edges > 0:
-            n = nd.n_edges
-            for i in range(n):
-                order[i] = nd.first_edge + i
-            for i in range(1, n):           # insertion sort, best first by (c, v), mover's view
-                tmp = order[i]
-                j = i - 1
-                while j >= 0 and self.rank_before(g.tree, tmp, order[j], sg):
-                    order[j + 1] = order[j]
-                    j -= 1
-                order[j + 1] = tmp
-            rank = rank_choice(n, g.e, g.epsilon, &g.rng)
-            a = g.tree.edges[order[rank]].action
+            a = g.tree.edges[choose_edge(g.tree, g.root, g.e, g.epsilon, &g.rng, g.kids)].action
         else:
             n = g.s.legal_actions(g.acts)
             a = g.acts[rng_below(&g.rng, n)]
@@ -740,10 +417,10 @@ cdef class SelfPlayPool:
         g.plies += 1
         # the new root's node, if the tree has it
         g.cur.apply(a)
-        cdef hash_t key = state_key(g.cur)
+        cdef hash_t key = skey(g.cur)
         cdef bint over = g.cur._terminal
         g.cur.undo()
-        cdef int new_root = -1 if over else g.tree.find(key)
+        cdef int new_root = -1 if over else g.tree.find(key, False)
         cdef bint compacting = over or g.tree.n_nodes > self.compact_at
         if compacting:
             # emit the states the new root cannot reach (all of them at the end), drop them
@@ -751,7 +428,7 @@ cdef class SelfPlayPool:
                 return -1
             if self.harvest(g, g.base_node) < 0:
                 return -1
-            if g.tree.compact() < 0:
+            if g.tree.compact(-1) == TABLE_NO_MEMORY:
                 return -1
             g.compactions += 1
         g.s.apply(a)
@@ -772,19 +449,11 @@ cdef class SelfPlayPool:
         g.move_t0 = now()
         return 0
 
-    cdef inline bint rank_before(self, Tree t, int e, int f, double sg) noexcept nogil:
-        cdef Node* a = &t.nodes[t.edges[e].child]
-        cdef Node* b = &t.nodes[t.edges[f].child]
-        if sg * a.c != sg * b.c:
-            return sg * a.c > sg * b.c
-        return sg * a.v > sg * b.v
-
     cdef int advance(self, Slot g, float* batch, int off) noexcept nogil:
         """Run game `g` until it needs an evaluation (ADV_EVAL: g.pending_n states written to the
         batch from `off`) or is over (ADV_DONE)."""
         cdef int idx, e, child, rc
         cdef bint created
-        cdef hash_t key
         while True:
             if not g.in_iter:
                 if self.move_done(g):
@@ -809,17 +478,16 @@ cdef class SelfPlayPool:
                     g.full = True
                     self.end_iteration(g, False)
                     continue
-            e = self.select(g.tree, idx, True)
+            e = select(g.tree, &self.rules, idx, True)
             if e < 0 or g.path_len >= g.path_cap:
                 self.end_iteration(g, True)
                 continue
             g.tree.edges[e].n = g.tree.edges[e].n + 1
             g.cur.apply(g.tree.edges[e].action)
-            key = state_key(g.cur)
             child = g.tree.edges[e].child
-            if g.tree.nodes[child].key != key:
+            if not same_state(&g.tree.nodes[child], g.cur):
                 # follow the current state, not the stored index
-                child = g.tree.lookup(key, g.cur._terminal, g.cur._player, &created)
+                child = g.tree.lookup(skey(g.cur), g.cur._terminal, g.cur._player, &created)
                 if child < 0:
                     g.cur.undo()
                     g.full = True
@@ -827,10 +495,7 @@ cdef class SelfPlayPool:
                     continue
                 g.tree.edges[e].child = child
                 if g.cur._terminal:
-                    g.tree.nodes[child].r = 1
-                    g.tree.nodes[child].c = <signed char>g.cur._result
-                    g.tree.nodes[child].v = <float>g.cur.terminal_value()
-                    g.tree.nodes[child].evaluated = 1
+                    set_terminal(&g.tree.nodes[child], g.cur)
             g.path[g.path_len] = child
             g.path_len += 1
 
@@ -842,9 +507,12 @@ cdef class SelfPlayPool:
         ``run`` returns at once. Returns the number of games abandoned by this call.
 
         ``new_game() -> (seed, e, epsilon, tag)`` or None (epsilon < 0: ordinal distribution with
-        parameter e); ``on_game(result)`` is called as each game ends, with the dict of
-        ``play_game`` plus ``short_moves`` (moves searched with fewer iterations than asked: a full
-        table), ``iterations``, ``peak_nodes``, ``seconds`` and ``tag``.
+        parameter e); ``on_game(result)`` is called as each game ends, with a dict: ``x``, ``y``
+        (tree-learning examples: float32 (n, H, W, C) encodings and (n,) values, each from its
+        state's mover's view), ``result`` (b_t, first player), ``plies``, ``moves``,
+        ``root_values`` (the root's value before each move, mover's view), ``movers``,
+        ``short_moves`` (moves searched with fewer iterations than asked: a full table),
+        ``iterations``, ``peak_nodes``, ``compactions``, ``seconds`` and ``tag``.
         """
         cdef Slot g
         cdef int n, rc, k
@@ -898,32 +566,3 @@ cdef class SelfPlayPool:
                 else:
                     g.active = False
         return 0
-
-
-# ---- the previous path: one game through BestFirstSearch ----------------------------------------------
-
-def play_game(object info, object search, long iterations, double seconds, double e,
-              double epsilon, unsigned long long seed):
-    """Play one self-play game with a ``BestFirstSearch(descent=True)`` (the path before
-    ``SelfPlayPool``). Returns a dict with ``x``, ``y`` (tree-learning examples), ``result`` (b_t,
-    first player), ``plies``, ``moves``, ``root_values`` and ``movers``."""
-    cdef State start = info.new_state()
-    cdef State s = start.clone()
-    cdef long plies = 0
-    rng = np.array([seed * 0x9E3779B97F4A7C15 % (1 << 64) + 1], dtype=np.uint64)
-    search.reset()
-    moves = []
-    root_values = []
-    movers = []
-    while not s._terminal:
-        search.search(s, iterations=iterations, seconds=seconds)
-        root_values.append(search.root_info(s)["value"])
-        movers.append(s._player)
-        a = search.choose_selfplay_move(s, e, epsilon, rng)
-        moves.append(a)
-        s.apply(a)
-        plies += 1
-    x, y = search.collect_examples(start)
-    return {"x": x, "y": y, "result": int(s._result), "plies": int(plies), "moves": moves,
-            "root_values": np.asarray(root_values, dtype=np.float32),
-            "movers": np.asarray(movers, dtype=np.int8)}

@@ -1,0 +1,277 @@
+# The Descent core: the search tree (transposition table), the rules of Unbounded Minimax with
+# completion, Minibal_n and Minibal_+ (better, select, backup with completion, resolution and the
+# minimax proof), terminal valuation and the self-play move decision. Written once here and in
+# descent_core.pyx; used by search_ext.bestfirst.BestFirstSearch (one search, synchronous
+# evaluator) and search_ext.selfplay.SelfPlayPool (many games, one batched network call per round).
+# The rules are inline (compiled into each user) so the hot loops pay no call through a pointer.
+# docs/ALGORITHMS.md sections 3-5 give the rules; the Minibal paper, Algorithms 1-4.
+from libc.math cimport fabs
+
+from games._state cimport State
+from games._typedefs cimport action_t, hash_t, uint64_t, rng_below, rng_uniform
+
+
+cdef struct Node:
+    hash_t key          # search key: the position hash xor the repetition-relevant history key
+    float v             # value, first player's view
+    signed char c       # completion in {-1, 0, 1}, first player's view
+    signed char r       # resolved
+    signed char player  # player to move
+    signed char expanded
+    signed char evaluated
+    signed char terminal  # fixed when the node is created: terminal and non-terminal never share
+    signed char proven  # minimax proof, first player's view: -1, 0, 1; UNPROVEN when not proven
+    unsigned char mark  # scratch: reachability (1) and the self-play harvest (2)
+    int first_edge
+    int n_edges
+    int res_depth       # plies to the terminal state behind a resolved value (the chosen line)
+    int proof_depth     # proven win: plies of the shortest forced win; proven loss: the longest
+
+
+cdef struct Edge:
+    action_t action
+    int child
+    int n               # selection count n_{s,a}
+
+
+cdef enum:
+    UNPROVEN = 2
+    TABLE_NO_MEMORY = -3    # compact/collect: the allocator refused memory (the table is unchanged)
+
+cdef enum:
+    RULE_MINIMAX = 0
+    RULE_MINIBAL_N = 1
+    RULE_MINIBAL_PLUS = 2
+
+
+cdef struct Rules:
+    int rule            # RULE_*
+    int balanced        # the balanced player of Minibal (fixed for a game); -1 unset
+    bint proofs         # keep the minimax proof (proven, proof_depth) in backup
+
+
+cdef class Table:
+    """A transposition table: nodes keyed by (search key, terminal flag), open addressing with
+    linear probing on the key; edges in one array, a node's children contiguous."""
+    cdef Node* nodes
+    cdef long n_nodes, cap_nodes
+    cdef Edge* edges
+    cdef long n_edges, cap_edges
+    cdef int* slots
+    cdef long cap_slots
+    cdef readonly long limit_nodes, limit_edges
+    cdef readonly long peak_nodes
+    cdef int alloc(self, long cap) except -1
+    cdef void clear(self) noexcept nogil
+    cdef long bytes_used(self) noexcept nogil
+    cdef int rebuild_slots(self, long new_cap) noexcept nogil
+    cdef int find(self, hash_t key, bint terminal) noexcept nogil
+    cdef int lookup(self, hash_t key, bint terminal, int player, bint* created) noexcept nogil
+    cdef long alloc_edges(self, int n) noexcept nogil
+    cdef long mark_reachable(self, int root) noexcept nogil
+    cdef int compact(self, int keep) noexcept nogil
+    cdef int collect(self, int root) noexcept nogil
+    cdef bint crowded(self) noexcept nogil
+
+
+cdef inline hash_t skey(State s) noexcept nogil:
+    """The search key of `s` (equal keys: same future, see State.search_key)."""
+    return s._hash ^ s._hist_key
+
+
+cdef inline bint same_state(Node* nd, State s) noexcept nogil:
+    """Is `nd` the node of `s` (its key and its terminal flag)?"""
+    return nd.key == skey(s) and nd.terminal == s._terminal
+
+
+cdef inline float mover_value(Node* nd) noexcept nogil:
+    """The node's value from its player to move's point of view."""
+    return nd.v if nd.player == 0 else -nd.v
+
+
+cdef inline void set_terminal(Node* nd, State s) noexcept nogil:
+    """Value the node of the terminal state `s`: resolved, exact (f_t, b_t), proven."""
+    nd.r = 1
+    nd.c = <signed char>s._result
+    nd.v = <float>s.terminal_value()
+    nd.res_depth = 0
+    nd.proven = <signed char>s._result
+    nd.proof_depth = 0
+    nd.evaluated = 1
+
+
+cdef inline bint better(Table t, Rules* rules, int player, int e, int f) noexcept nogil:
+    """Does edge e beat edge f for `player` (the mover of their parent) under the rule?"""
+    cdef Node* a = &t.nodes[t.edges[e].child]
+    cdef Node* b = &t.nodes[t.edges[f].child]
+    cdef int na = t.edges[e].n, nb = t.edges[f].n
+    cdef double s, va, vb
+    cdef int ca, cb, ia, ib
+    if rules.rule == RULE_MINIMAX:
+        # argmax over (c, v, n) in the mover's view (Algorithm 1).
+        s = 1.0 if player == 0 else -1.0
+        ca = <int>(s * a.c)
+        cb = <int>(s * b.c)
+        if ca != cb:
+            return ca > cb
+        va = s * a.v
+        vb = s * b.v
+        if va != vb:
+            return va > vb
+        return na > nb
+    # Minibal: values in the balanced player's view.
+    s = 1.0 if rules.balanced == 0 else -1.0
+    va = s * a.v
+    vb = s * b.v
+    if player != rules.balanced:
+        # the opponent: argmin (v, -n)  (Algorithm 3)
+        if va != vb:
+            return va < vb
+        return na > nb
+    if rules.rule == RULE_MINIBAL_PLUS:
+        # argmin (1[v < 0], |v|, -n)  (Algorithm 4)
+        ia = 1 if va < 0 else 0
+        ib = 1 if vb < 0 else 0
+        if ia != ib:
+            return ia < ib
+    # Minibal_n: argmin (|v|, -n)  (Algorithm 3)
+    if fabs(va) != fabs(vb):
+        return fabs(va) < fabs(vb)
+    return na > nb
+
+
+cdef inline int select(Table t, Rules* rules, int idx, bint unresolved_only) noexcept nogil:
+    """best_action(s, A): the best edge (index) among all, or among unresolved children; -1 when
+    there is none."""
+    cdef Node* nd = &t.nodes[idx]
+    cdef int player = nd.player
+    cdef int best = -1
+    cdef int e
+    for e in range(nd.first_edge, nd.first_edge + nd.n_edges):
+        if unresolved_only and t.nodes[t.edges[e].child].r:
+            continue
+        if best < 0 or better(t, rules, player, e, best):
+            best = e
+    return best
+
+
+cdef inline void backup(Table t, Rules* rules, int idx) noexcept nogil:
+    """c_s, v_s <- those of best_action(s, actions(s)); r_s <- backup_resolution(s); and, with
+    `rules.proofs`, the minimax proof (independent of the rule): a proven win with the depth of the
+    shortest forced win, a proven loss with the depth of the longest defence."""
+    cdef int e = select(t, rules, idx, False)
+    if e < 0:
+        return
+    cdef Node* ch = &t.nodes[t.edges[e].child]
+    cdef Node* nd = &t.nodes[idx]
+    cdef Node* x
+    cdef int f
+    cdef bint all_resolved = True
+    nd.c = ch.c
+    nd.v = ch.v
+    cdef bint resolved
+    if rules.rule == RULE_MINIMAX:
+        resolved = nd.c != 0
+    elif nd.player == rules.balanced:
+        resolved = ch.c == 0 and ch.r != 0
+    else:
+        resolved = ch.r != 0 and ch.c == (-1 if rules.balanced == 0 else 1)
+    if not resolved:
+        for f in range(nd.first_edge, nd.first_edge + nd.n_edges):
+            if not t.nodes[t.edges[f].child].r:
+                all_resolved = False
+                break
+        resolved = all_resolved
+    nd.r = 1 if resolved else 0
+    if resolved:
+        nd.res_depth = ch.res_depth + 1
+    if not rules.proofs:
+        return
+    # the proof, in the mover's view (s = +1 for the first player)
+    cdef int s = 1 if nd.player == 0 else -1
+    cdef int best = -2, win_d = 0x7FFFFFFF, other_d = 0, o
+    cdef bint all_proven = True
+    for f in range(nd.first_edge, nd.first_edge + nd.n_edges):
+        x = &t.nodes[t.edges[f].child]
+        if x.proven == UNPROVEN:
+            all_proven = False
+            continue
+        o = s * x.proven
+        if o > 0:
+            if x.proof_depth < win_d:
+                win_d = x.proof_depth
+            best = 1
+        elif o > best:
+            best = o
+            other_d = x.proof_depth
+        elif o == best and x.proof_depth > other_d:
+            other_d = x.proof_depth
+    if best == 1:
+        nd.proven = <signed char>s
+        nd.proof_depth = win_d + 1
+    elif all_proven and best > -2:
+        nd.proven = <signed char>(s * best)
+        nd.proof_depth = other_d + 1
+    else:
+        nd.proven = UNPROVEN
+
+
+# ---- the self-play move decision ------------------------------------------------------------------
+
+cdef inline bint rank_before(Table t, int e, int f, double s) noexcept nogil:
+    """Does edge e rank before edge f by (c, v) in the view of sign `s` (+1: first player)?"""
+    cdef Node* a = &t.nodes[t.edges[e].child]
+    cdef Node* b = &t.nodes[t.edges[f].child]
+    if s * a.c != s * b.c:
+        return s * a.c > s * b.c
+    return s * a.v > s * b.v
+
+
+cdef inline void rank_order(Table t, int idx, int* order) noexcept nogil:
+    """Write the edges of the expanded node `idx` to `order` (n_edges ints), best first by (c, v)
+    in its mover's view (a stable insertion sort: ties keep the edge order)."""
+    cdef Node* nd = &t.nodes[idx]
+    cdef int n = nd.n_edges, i, j, tmp
+    cdef double s = 1.0 if nd.player == 0 else -1.0
+    for i in range(n):
+        order[i] = nd.first_edge + i
+    for i in range(1, n):
+        tmp = order[i]
+        j = i - 1
+        while j >= 0 and rank_before(t, tmp, order[j], s):
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = tmp
+
+
+cdef inline int rank_choice(int n, double e, double epsilon, uint64_t* rng) noexcept nogil:
+    """Rank (0 = best) drawn among `n` ranked actions: with `epsilon` < 0, from the ordinal
+    distribution P(rank i) = (e + (1 - e) / (n - i)) * (1 - sum_{j<i} P(rank j)); with `epsilon`
+    >= 0, epsilon-greedy (uniform with probability epsilon, else rank 0). One uniform draw (two
+    for an epsilon-greedy exploration); none when n <= 1."""
+    cdef double u, rest = 1.0, p
+    cdef int i
+    if n <= 1:
+        return 0
+    u = rng_uniform(rng)
+    if epsilon >= 0.0:
+        if u < epsilon:
+            return <int>rng_below(rng, n)
+        return 0
+    for i in range(n):
+        p = (e + (1.0 - e) / (n - i)) * rest
+        if u < p:
+            return i
+        u -= p
+        rest -= p
+    return n - 1
+
+
+cdef inline int choose_edge(Table t, int idx, double e, double epsilon, uint64_t* rng,
+                            int* order) noexcept nogil:
+    """The edge of the move to play at the expanded node `idx` (rank_order, then rank_choice);
+    `order` is scratch for n_edges ints."""
+    if t.nodes[idx].n_edges == 1:
+        return t.nodes[idx].first_edge
+    rank_order(t, idx, order)
+    return order[rank_choice(t.nodes[idx].n_edges, e, epsilon, rng)]

@@ -1,0 +1,371 @@
+"""The Descent core: the search tree and the rules shared by every Descent-family search.
+
+One implementation of what ``search_ext.bestfirst.BestFirstSearch`` (the agents' search: one
+state at a time, a synchronous evaluator, recursive iterations) and
+``search_ext.selfplay.SelfPlayPool`` (self-play: many games, each its own tree, resumable
+iterations that pause for one batched network call per round) both need (docs/ALGORITHMS.md
+sections 3-5):
+
+- ``Table``: the transposition table. Nodes are keyed by the search key (position hash xor the
+  repetition-relevant history key) AND the terminal flag, so a terminal state (a repetition or
+  ply-cap draw) never shares a node with a non-terminal state of the same key. Open addressing with
+  linear probing; children of a node contiguous in one edge array; caps on states and edges
+  (``lookup``/``alloc_edges`` return -1 when full, never raise); reachability marks; compaction
+  (keep the marked states, renumbered in order); and, when full, ``collect`` (cut back the least
+  visited subtrees).
+- the rules, inline in ``descent_core.pxd``: ``better`` (Unbounded Minimax with completion:
+  argmax (c, v, n) in the mover's view; Minibal_n and Minibal_+ in the balanced player's view),
+  ``select`` (best_action), ``backup`` (value, completion, resolution, and the minimax proof when
+  ``Rules.proofs``), ``set_terminal`` (terminal valuation);
+- the self-play move decision: the root actions ranked best first by (c, v) in the mover's view
+  (``rank_order``), a rank drawn from the ordinal distribution or epsilon-greedy (``rank_choice``).
+
+Values are stored from the FIRST player's point of view; nothing assumes that players alternate.
+"""
+from libc.stdlib cimport malloc, calloc, realloc, free, qsort
+
+import numpy as np
+
+
+cdef long MAX_INDEX = 1_000_000_000
+
+RULES = {"minimax": RULE_MINIMAX, "minibal_n": RULE_MINIBAL_N, "minibal_plus": RULE_MINIBAL_PLUS}
+
+# A state costs at most about BYTES_PER_STATE bytes (its node, two edges on average at most, its
+# share of the hash slots).
+BYTES_PER_STATE = sizeof(Node) + 2 * sizeof(Edge) + 4 * sizeof(int)
+
+
+cdef int _cmp_desc(const void* a, const void* b) noexcept nogil:
+    cdef long x = (<const long*>a)[0], y = (<const long*>b)[0]
+    return (x < y) - (x > y)
+
+
+cdef class Table:
+    def __cinit__(self, long limit_nodes, long limit_edges):
+        self.limit_nodes = min(limit_nodes, MAX_INDEX)
+        self.limit_edges = min(limit_edges, 2 * MAX_INDEX)
+        self.alloc(1024)
+
+    def __dealloc__(self):
+        free(self.nodes); free(self.edges); free(self.slots)
+
+    cdef int alloc(self, long cap) except -1:
+        """Free the table and allocate an empty one for about `cap` states."""
+        free(self.nodes); free(self.edges); free(self.slots)
+        self.nodes = NULL; self.edges = NULL; self.slots = NULL
+        if cap > self.limit_nodes:
+            cap = self.limit_nodes
+        self.cap_nodes = cap
+        self.cap_edges = min(cap * 2, self.limit_edges)
+        self.cap_slots = 1
+        while self.cap_slots < 2 * cap:
+            self.cap_slots *= 2
+        self.nodes = <Node*>malloc(sizeof(Node) * self.cap_nodes)
+        self.edges = <Edge*>malloc(sizeof(Edge) * self.cap_edges)
+        self.slots = <int*>malloc(sizeof(int) * self.cap_slots)
+        if not (self.nodes and self.edges and self.slots):
+            raise MemoryError("the allocator refused memory for the search table")
+        self.clear()
+        return 0
+
+    cdef void clear(self) noexcept nogil:
+        """Empty the table, keeping its memory."""
+        cdef long i
+        for i in range(self.cap_slots):
+            self.slots[i] = -1
+        self.n_nodes = 0
+        self.n_edges = 0
+
+    cdef long bytes_used(self) noexcept nogil:
+        return self.cap_nodes * sizeof(Node) + self.cap_edges * sizeof(Edge) + self.cap_slots * sizeof(int)
+
+    @property
+    def size(self) -> int:
+        return self.n_nodes
+
+    cdef int rebuild_slots(self, long new_cap) noexcept nogil:
+        cdef int* ns = <int*>malloc(sizeof(int) * new_cap)
+        if ns == NULL:
+            return -1
+        cdef long i, j
+        cdef long mask = new_cap - 1
+        for i in range(new_cap):
+            ns[i] = -1
+        for i in range(self.n_nodes):
+            j = <long>(self.nodes[i].key & <hash_t>mask)
+            while ns[j] >= 0:
+                j = (j + 1) & mask
+            ns[j] = <int>i
+        free(self.slots)
+        self.slots = ns
+        self.cap_slots = new_cap
+        return 0
+
+    cdef int find(self, hash_t key, bint terminal) noexcept nogil:
+        """Index of the node of (`key`, `terminal`), -1 when absent."""
+        cdef long mask = self.cap_slots - 1
+        cdef long j = <long>(key & <hash_t>mask)
+        cdef int idx
+        while True:
+            idx = self.slots[j]
+            if idx < 0:
+                return -1
+            if self.nodes[idx].key == key and self.nodes[idx].terminal == terminal:
+                return idx
+            j = (j + 1) & mask
+
+    cdef int lookup(self, hash_t key, bint terminal, int player, bint* created) noexcept nogil:
+        """Index of the node of (`key`, `terminal`), created (unvalued) when absent; -1 when the
+        table is full (``limit_nodes``) or the allocator refused memory."""
+        cdef long mask = self.cap_slots - 1
+        cdef long j = <long>(key & <hash_t>mask)
+        cdef int idx
+        while True:
+            idx = self.slots[j]
+            if idx < 0:
+                break
+            if self.nodes[idx].key == key and self.nodes[idx].terminal == terminal:
+                created[0] = False
+                return idx
+            j = (j + 1) & mask
+        if self.n_nodes >= self.limit_nodes:
+            return -1
+        cdef Node* grown
+        cdef long new_cap
+        if self.n_nodes == self.cap_nodes:
+            new_cap = self.cap_nodes * 2
+            if new_cap > self.limit_nodes:
+                new_cap = self.limit_nodes
+            grown = <Node*>realloc(self.nodes, sizeof(Node) * new_cap)
+            if grown == NULL:
+                return -1
+            self.nodes = grown
+            self.cap_nodes = new_cap
+        if (self.n_nodes + 1) * 2 > self.cap_slots:
+            if self.rebuild_slots(self.cap_slots * 2) < 0:
+                return -1
+            mask = self.cap_slots - 1
+            j = <long>(key & <hash_t>mask)
+            while self.slots[j] >= 0:
+                j = (j + 1) & mask
+        idx = <int>self.n_nodes
+        self.n_nodes += 1
+        if self.n_nodes > self.peak_nodes:
+            self.peak_nodes = self.n_nodes
+        self.slots[j] = idx
+        cdef Node* nd = &self.nodes[idx]
+        nd.key = key
+        nd.v = 0.0
+        nd.c = 0
+        nd.r = 0
+        nd.player = <signed char>player
+        nd.expanded = 0
+        nd.evaluated = 0
+        nd.terminal = 1 if terminal else 0
+        nd.proven = UNPROVEN
+        nd.mark = 0
+        nd.first_edge = 0
+        nd.n_edges = 0
+        nd.res_depth = 0
+        nd.proof_depth = 0
+        created[0] = True
+        return idx
+
+    cdef long alloc_edges(self, int n) noexcept nogil:
+        """Index of the first of `n` new edges; -1 when the table is full (``limit_edges``) or the
+        allocator refused memory."""
+        cdef Edge* grown
+        cdef long new_cap
+        if self.n_edges + n > self.limit_edges:
+            return -1
+        if self.n_edges + n > self.cap_edges:
+            new_cap = self.cap_edges * 2
+            while new_cap < self.n_edges + n:
+                new_cap *= 2
+            if new_cap > self.limit_edges:
+                new_cap = self.limit_edges
+            grown = <Edge*>realloc(self.edges, sizeof(Edge) * new_cap)
+            if grown == NULL:
+                return -1
+            self.edges = grown
+            self.cap_edges = new_cap
+        cdef long first = self.n_edges
+        self.n_edges += n
+        return first
+
+    cdef long mark_reachable(self, int root) noexcept nogil:
+        """Set mark = 1 on the nodes reachable from `root` (through expanded nodes), 0 on the others
+        (all 0 when `root` < 0). Returns their number, -1 when the allocator refused memory."""
+        cdef long i
+        for i in range(self.n_nodes):
+            self.nodes[i].mark = 0
+        if root < 0:
+            return 0
+        cdef int* stack = <int*>malloc(sizeof(int) * (self.n_nodes + 1))
+        if stack == NULL:
+            return -1
+        cdef long top = 0, count = 0
+        cdef int e, ch, idx
+        self.nodes[root].mark = 1
+        stack[top] = root
+        top += 1
+        while top > 0:
+            top -= 1
+            idx = stack[top]
+            count += 1
+            if not self.nodes[idx].expanded:
+                continue
+            for e in range(self.nodes[idx].first_edge, self.nodes[idx].first_edge + self.nodes[idx].n_edges):
+                ch = self.edges[e].child
+                if self.nodes[ch].mark == 0:
+                    self.nodes[ch].mark = 1
+                    stack[top] = ch
+                    top += 1
+        free(stack)
+        return count
+
+    cdef int compact(self, int keep) noexcept nogil:
+        """Keep only the nodes with mark == 1 (a set closed under the edges of expanded nodes, as
+        ``mark_reachable`` leaves it) and free the rest. Nodes keep their order (they slide down in
+        place, marks reset to 0); edge blocks are copied. Returns the new index of node `keep`
+        (-1 when `keep` < 0 or was not kept), TABLE_NO_MEMORY when the allocator refused memory."""
+        cdef long n = self.n_nodes
+        cdef int* newidx = <int*>malloc(sizeof(int) * (n if n > 0 else 1))
+        if newidx == NULL:
+            return TABLE_NO_MEMORY
+        cdef long i, count = 0, n_edges = 0, k
+        cdef int e
+        cdef Node* nd
+        cdef long want
+        for i in range(n):
+            if self.nodes[i].mark == 1:
+                newidx[i] = <int>count
+                count += 1
+                if self.nodes[i].expanded:
+                    n_edges += self.nodes[i].n_edges
+            else:
+                newidx[i] = -1
+        want = max(1024, n_edges + n_edges // 4)
+        if want > self.limit_edges:
+            want = max(self.limit_edges, n_edges)
+        cdef Edge* ne = <Edge*>malloc(sizeof(Edge) * want)
+        if ne == NULL:
+            free(newidx)
+            return TABLE_NO_MEMORY
+        k = 0
+        for i in range(n):
+            if newidx[i] < 0:
+                continue
+            nd = &self.nodes[i]
+            nd.mark = 0
+            if nd.expanded:
+                for e in range(nd.n_edges):
+                    ne[k + e] = self.edges[nd.first_edge + e]
+                    ne[k + e].child = newidx[ne[k + e].child]
+                nd.first_edge = <int>k
+                k += nd.n_edges
+            else:
+                nd.first_edge = 0
+                nd.n_edges = 0
+            if newidx[i] != i:
+                self.nodes[newidx[i]] = nd[0]
+        free(self.edges)
+        self.edges = ne
+        self.cap_edges = want
+        self.n_edges = n_edges
+        keep = newidx[keep] if keep >= 0 else -1
+        free(newidx)
+        self.n_nodes = count
+        want = max(1024, count + count // 4)
+        if want > self.limit_nodes:
+            want = max(self.limit_nodes, count)
+        cdef Node* shrunk
+        if want < self.cap_nodes:
+            shrunk = <Node*>realloc(self.nodes, sizeof(Node) * want)
+            if shrunk != NULL:
+                self.nodes = shrunk
+                self.cap_nodes = want
+        want = 2048
+        while want < 2 * (count + 1):
+            want *= 2
+        if self.rebuild_slots(want) < 0:
+            return TABLE_NO_MEMORY
+        return keep
+
+    cdef int collect(self, int root) noexcept nogil:
+        """The table is full: cut back the least visited subtrees (the states whose selection count
+        is lowest lose their children but keep their values) to about half the cap, then keep only
+        what `root` reaches. Returns the new index of `root` (see ``crowded`` for whether enough
+        was freed), TABLE_NO_MEMORY when the allocator refused memory."""
+        cdef long n = self.n_nodes, i, k = 0, m = 0, acc, target
+        cdef int e, ch, threshold
+        cdef int* inc = <int*>malloc(sizeof(int) * (n if n > 0 else 1))
+        cdef long* order = <long*>malloc(sizeof(long) * (n if n > 0 else 1))
+        if not (inc and order) or self.mark_reachable(root) < 0:
+            free(inc); free(order)
+            return TABLE_NO_MEMORY
+        for i in range(n):
+            inc[i] = -1
+        # usefulness of a state: the largest selection count of an edge into it
+        for i in range(n):
+            if self.nodes[i].mark and self.nodes[i].expanded:
+                for e in range(self.nodes[i].first_edge, self.nodes[i].first_edge + self.nodes[i].n_edges):
+                    ch = self.edges[e].child
+                    if self.edges[e].n > inc[ch]:
+                        inc[ch] = self.edges[e].n
+        # keep the most visited expanded states whose children fit in half the cap
+        for i in range(n):
+            if self.nodes[i].mark and self.nodes[i].expanded and i != root:
+                order[m] = (<long>inc[i] << 32) | i
+                m += 1
+        qsort(order, m, sizeof(long), _cmp_desc)
+        target = self.limit_nodes // 2 - self.nodes[root].n_edges - 1
+        threshold = 0x7FFFFFFF
+        acc = 0
+        for k in range(m):
+            acc += self.nodes[order[k] & <long>0xFFFFFFFF].n_edges
+            if acc > target:
+                break
+            threshold = <int>(order[k] >> 32)
+        if acc > target and k < m and (order[k] >> 32) == threshold:
+            # the states at the threshold that did not fit go too
+            threshold += 1
+        for k in range(m):
+            i = order[k] & <long>0xFFFFFFFF
+            if inc[i] < threshold:
+                self.nodes[i].expanded = 0
+                self.nodes[i].n_edges = 0
+        free(inc); free(order)
+        if self.mark_reachable(root) < 0:
+            return TABLE_NO_MEMORY
+        return self.compact(root)
+
+    cdef bint crowded(self) noexcept nogil:
+        """Is the table still more than three quarters full (``collect`` freed too little)?"""
+        return self.n_nodes > (3 * self.limit_nodes) // 4 or self.n_edges > (3 * self.limit_edges) // 4
+
+
+# ---- the move decision, for tests and tools ----------------------------------------------------------
+
+def sample_ranks(int n, double e, double epsilon, unsigned long long seed, long draws):
+    """Counts of the ranks drawn by the self-play move choice (``draws`` draws) among ``n``
+    ranked actions: the ordinal distribution (``epsilon`` < 0) or epsilon-greedy."""
+    counts = np.zeros(n, dtype=np.int64)
+    cdef long[::1] cv = counts
+    cdef uint64_t rng = seed * <uint64_t>0x9E3779B97F4A7C15ULL + 1
+    cdef long i
+    for i in range(draws):
+        cv[rank_choice(n, e, epsilon, &rng)] += 1
+    return counts
+
+
+def ordinal_probabilities(int n, double e):
+    """P(rank i) of the ordinal distribution over n ranked actions."""
+    out = []
+    rest = 1.0
+    for i in range(n):
+        p = (e + (1.0 - e) / (n - i)) * rest
+        out.append(p)
+        rest -= p
+    return out
