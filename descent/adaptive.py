@@ -2,8 +2,10 @@
 
 Each person has a profile, a small JSON file in the user's data directory: ``$DESCENT_DATA_DIR``
 when set, else ``$XDG_DATA_HOME/descent``, else ``~/.local/share/descent``; the file is
-``profiles/<name>-<hash>.json`` and holds one entry per game spec. It is written atomically
-(temporary file, fsync, rename); an unreadable profile is reported in one line, kept aside as
+``profiles/<name>-<hash>.json`` and holds one entry per game spec. After a game it is updated
+under a lock (``<file>.lock``): the latest profile on disk is read, this game's result applied to
+it and the file replaced atomically (temporary file, fsync, rename), so two games of one person
+played at once both count. An unreadable profile is reported in one line, kept aside as
 ``<file>.corrupt`` and replaced by a fresh one.
 
 **The ladder.** The opponent plays from a ladder of rungs, weakest first: Unbounded Minibal_+ with
@@ -40,6 +42,7 @@ import time
 from pathlib import Path
 
 from games.errors import GameError
+from training import fileio
 
 DATA_ENV = "DESCENT_DATA_DIR"
 DEFAULT_ITERATIONS = 100
@@ -50,6 +53,7 @@ A_MIN = math.log(1.25)
 RUN_GROW = 3             # results in a row in one direction after which k is halved
 HISTORY = 200            # games kept per profile entry
 PLAYOUT_LEAF = "eval=playout,playouts=4"
+LOCK_SECONDS = 60        # how long a profile update waits for another process's update of it
 
 
 class ProfileError(GameError):
@@ -152,6 +156,7 @@ class Profile:
     def __init__(self, player: str, warn=_warn):
         self.player = check_player(player)
         self.path = profile_path(player)
+        self.warn = warn
         self.data = self._read(warn)
 
     def _fresh(self) -> dict:
@@ -195,14 +200,23 @@ class Profile:
         e["log_budget"] = min(math.log(hi), max(math.log(lo), e["log_budget"]))
         return e
 
-    def save(self) -> None:
+    def lock(self) -> fileio.FileLock:
+        """The profile's lock (``<file>.lock``; waits up to ``LOCK_SECONDS``, then ``ProfileError``)."""
+        lock = self.path.with_name(self.path.name + ".lock")
+        return fileio.FileLock(lock, timeout=LOCK_SECONDS, error=ProfileError,
+                               busy=f"player profile {self.path}: another process kept it locked for "
+                                    f"{LOCK_SECONDS} s ({lock}); try again")
+
+    def save(self, change=None) -> None:
+        """A locked read-modify-write: under the profile's lock, the latest profile on disk
+        replaces ``data``, ``change(self)`` (if given) applies this game's update to it, and it is
+        written atomically. An update saved by another process meanwhile is kept."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        with open(tmp, "w") as f:
-            f.write(json.dumps(self.data, indent=1, sort_keys=True) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
+        with self.lock():
+            self.data = self._read(self.warn)
+            if change is not None:
+                change(self)
+            fileio.write_json(self.path, self.data, indent=1, sort_keys=True)
 
 
 def _check_entry(e) -> None:
@@ -255,16 +269,28 @@ class Adaptive:
                 f"{self.entry['rung'] + 1} of {len(self.rungs)}; {self.entry['games']} game(s) played)")
 
     def record(self, person_score: float, save: bool = True) -> dict:
-        """Apply the rule after a game (person's score 1, 0.5 or 0) and save the profile."""
+        """Apply the rule after a game (person's score 1, 0.5 or 0) and save the profile: under its
+        lock, to the latest entry on disk (another game of the same person may have been recorded
+        since this one began), so no game's update is lost."""
         if person_score not in (0, 0.5, 1):
             raise ProfileError(f"person's score {person_score!r}: expected 0, 0.5 or 1")
-        before = (self.iterations, self.entry["rung"])
-        update(self.entry, person_score, len(self.rungs), self.lo, self.hi)
-        self.entry["games"] += 1
-        self.entry["history"] = (self.entry["history"] + [{
-            "score": person_score, "iterations": before[0], "rung": before[1],
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}])[-HISTORY:]
+        played = (self.iterations, self.entry["rung"])       # what this game was played at
+        change = {}
+
+        def apply(profile: Profile) -> None:
+            if save:                                          # the latest entry, read under the lock
+                self.entry = profile.entry(self.game, self.rungs, self.iterations, self.lo, self.hi)
+            before = (self.iterations, self.entry["rung"])
+            update(self.entry, person_score, len(self.rungs), self.lo, self.hi)
+            self.entry["games"] += 1
+            self.entry["history"] = (self.entry["history"] + [{
+                "score": person_score, "iterations": played[0], "rung": played[1],
+                "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}])[-HISTORY:]
+            change.update(before={"iterations": before[0], "rung": before[1]},
+                          after={"iterations": self.iterations, "rung": self.entry["rung"]})
+
         if save:
-            self.profile.save()
-        return {"before": {"iterations": before[0], "rung": before[1]},
-                "after": {"iterations": self.iterations, "rung": self.entry["rung"]}}
+            self.profile.save(apply)
+        else:
+            apply(self.profile)
+        return change

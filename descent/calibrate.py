@@ -45,7 +45,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
 import time
 import zlib
@@ -54,7 +53,8 @@ from pathlib import Path
 
 from games.errors import GameError
 from descent.stats import Z95, mean_ci
-from training.network import crash_point
+from training import fileio
+from training.fileio import crash_point
 
 SUBDIR = "calibrations"
 
@@ -184,27 +184,13 @@ def read_log(path: Path) -> dict:
         games[key] = rec
         good.append(line)
     if dirty:
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_bytes(b"".join(x + b"\n" for x in good))
-        os.replace(tmp, path)
+        fileio.write_bytes(path, b"".join(x + b"\n" for x in good))
     return games
 
 
 def append_log(path: Path, rec: dict) -> None:
-    with open(path, "a") as f:
-        f.write(json.dumps(rec, sort_keys=True) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def write_json_atomic(path: Path, data: dict) -> None:
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as f:
-        f.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """One finished game, appended whole and fsynced (``training.fileio.append_json``)."""
+    fileio.append_json(path, rec, sort_keys=True)
 
 
 # ---- players ---------------------------------------------------------------------------------------
@@ -332,8 +318,8 @@ class Design:
 
     def summary(self, budget) -> dict:
         ys = self.values.get(budget, [])
-        m, r = mean_ci(ys)
-        return {"budget": budget, "games": len(ys), "mean": m, "radius": r,
+        m, r = mean_ci(ys)           # NaN without games, an infinite radius with one: null in JSON
+        return {"budget": budget, "games": len(ys), "mean": _finite(m), "radius": _finite(r),
                 "decision": {1: "above", -1: "below", 0: "undecided"}[self.decision(budget)]}
 
 
@@ -357,28 +343,24 @@ def calibrate(s: Settings, run_dir, echo=None, progress: bool = False, stop_afte
     players = players or Players(s, run_dir)
     out_dir = run_dir / SUBDIR
     out_dir.mkdir(parents=True, exist_ok=True)
-    for leftover in out_dir.glob(".*.tmp"):
-        leftover.unlink(missing_ok=True)
     res_name, log_name = names(s)
     res_path, log_path = out_dir / res_name, out_dir / log_name
-    lock = _lock(log_path.with_name(log_path.name + ".lock"))
-    try:
+    with lock_log(log_path):
+        # temporary files of this calibration's log and result (no one else writes them while we
+        # hold the lock), and of writers that are dead; never a live calibration's
+        fileio.clean_temp_files(out_dir, scope={res_name, log_name})
         return _calibrate(s, budgets, players, log_path, res_path, echo, progress, stop_after)
-    finally:
-        os.close(lock)
 
 
-def _lock(path: Path) -> int:
-    """An exclusive lock on a calibration's game log (released when the process ends, even by SIGKILL)."""
-    import fcntl
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise CalibrationError(f"{path.parent}: another process is running this calibration "
-                               f"(lock {path.name} is held); wait for it or stop it") from None
-    return fd
+def lock_log(log_path: Path) -> fileio.FileLock:
+    """The exclusive lock on a calibration's game log, ``<log>.lock`` (released when the process
+    ends, even by SIGKILL): it covers the log and the results computed from it.
+    ``CalibrationError`` if another process holds it."""
+    log_path = Path(log_path)
+    lock = log_path.with_name(log_path.name + ".lock")
+    return fileio.FileLock(lock, timeout=0, error=CalibrationError,
+                           busy=f"{lock.parent}: another process is running this calibration "
+                                f"(lock {lock.name} is held); wait for it or stop it")
 
 
 def _calibrate(s, budgets, players, log_path, res_path, echo, progress, stop_after):
@@ -472,13 +454,12 @@ def _calibrate(s, budgets, players, log_path, res_path, echo, progress, stop_aft
                                     upper[0]["budget"] if upper else budgets[-1]],
                        "interval_open": [not lower, not upper],
                        "at_budget": at})
-    write_json_atomic(res_path, result)
+    fileio.write_json(res_path, result)
     if status in ("too_strong", "too_weak"):
         end = budgets[-1] if status == "too_strong" else budgets[0]
         at = d.summary(end)
         what = "gain" if s.metric == "gain" else "score"
-        val = (f"{100 * at['mean']:+.0f}% ± {100 * at['radius']:.0f}" if s.metric == "gain"
-               else f"{at['mean']:+.3f} ± {at['radius']:.3f}")
+        val = _measured(at, s.metric, 0, 3)
         fmt = f"{100 * s.target:+.0f}%" if s.metric == "gain" else f"{s.target:+.3f}"
         side = ("below the target even at the largest" if status == "too_strong"
                 else "above the target even at the smallest")
@@ -487,6 +468,20 @@ def _calibrate(s, budgets, players, log_path, res_path, echo, progress, stop_aft
                           f"the opponent is too {who} ({what} {val} over {at['games']} games, {side} "
                           f"budget {budget_text(s.unit, end)}; {spent} games spent)", status, result)
     return result
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def _measured(at: dict, metric: str, gain_digits: int, score_digits: int) -> str:
+    """``mean ± radius`` of a budget's summary (``?`` for what one game cannot tell)."""
+    m, r = at["mean"], at["radius"]
+    if metric == "gain":
+        return (f"{100 * m:+.{gain_digits}f}%" if m is not None else "?") + \
+            (f" ± {100 * r:.{gain_digits}f}" if r is not None else " ± ?")
+    return (f"{m:+.{score_digits}f}" if m is not None else "?") + \
+        (f" ± {r:.{score_digits}f}" if r is not None else " ± ?")
 
 
 def _distance(d: Design, b) -> float:
@@ -505,12 +500,8 @@ def describe(result: dict) -> str:
     lo, hi = result["interval"]
     olo, ohi = result.get("interval_open", [False, False])
     metric = result["metric"]
-    if metric == "gain":
-        val = f"gain {100 * at['mean']:+.1f}% ± {100 * at['radius']:.1f}"
-        tgt = f"{100 * result['target']:+.0f}%"
-    else:
-        val = f"score {at['mean']:+.3f} ± {at['radius']:.3f}"
-        tgt = f"{result['target']:+.3f}"
+    val = f"{metric} {_measured(at, metric, 1, 3)}"
+    tgt = f"{100 * result['target']:+.0f}%" if metric == "gain" else f"{result['target']:+.3f}"
     conv = "" if result["converged"] else " (NOT converged: the game budget ran out; rerun with more --max-games)"
     word = "s" if unit == "time" else unit
     return (f"{result['game']}: {result['algorithm']} against {result['against']} reaches {metric} {tgt} at "

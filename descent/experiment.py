@@ -107,7 +107,7 @@ def run_dir_name(spec: str) -> str:
 def record_milestones(run_dir: Path, milestones, budget: float) -> None:
     """Add the milestones and budget to ``run.json`` when it lacks them (rank and evaluate read the
     early and final checkpoints from there)."""
-    from training.network import write_json
+    from training.fileio import write_json
     path = Path(run_dir) / "run.json"
     rec = json.loads(path.read_text())
     if rec.get("milestones"):

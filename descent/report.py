@@ -17,10 +17,10 @@ import csv
 import io
 import json
 import math
-import os
 from pathlib import Path
 
 from descent.results import ResultsDB
+from training import fileio
 from descent.stats import average_intervals, cluster_interval
 
 EXPERIMENTS = {"pool": "pool experiment (Minibal paper Table 2, Figures 1-2): high-level nets "
@@ -197,18 +197,8 @@ def _current_pairs(run_dir: Path):
     return {(h, o) for h in highs for o in [x["net"] for x in p.get("low", [])] + ["mcts"]}
 
 
-def _atomic_bytes(path: Path, data: bytes) -> None:
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def write_text(path: Path, text: str) -> None:
-    _atomic_bytes(path, text.encode())
+_atomic_bytes = fileio.write_bytes
+write_text = fileio.write_text
 
 
 CSV_FIELDS = ["opponent", "opponent_budget", "game", "algorithm", "budget", "units", "games", "gain",
@@ -286,33 +276,36 @@ def make_report(db_paths, out_dir, games: list[str] | None = None) -> dict:
     avg = average_over_games(records)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for leftover in out.glob(".*.tmp*"):          # writes killed in a previous report
-        leftover.unlink(missing_ok=True)
-    figures, sections = [], []
-    for opp, ob in _experiments(records):
-        title = experiment_title(opp, ob)
-        recs = [r for r in records + avg if r["opponent"] == opp and r["opponent_budget"] == ob]
-        sections.append(format_table(recs, f"== {title}"))
-        for g in dict.fromkeys(r["game"] for r in recs):
-            for metric in ("gain", "score"):
-                path = out / f"{opp}_{_safe(ob)}_{_safe(g)}_{metric}.png"
-                plot([r for r in recs if r["game"] == g], f"{g}: {opp} experiment, opponent {ob}", metric, path)
-                figures.append(str(path))
-    from descent.calibrate import side_by_side
-    paired = side_by_side(records + avg)
-    if paired:
-        sections.append("== calibrated and uncalibrated cells, side by side (descent calibrate)\n" + "\n".join(paired))
-    checks = ordering_check(records + avg)
-    if checks:
-        sections.append("== the paper's ordering, cell by cell (95% intervals)\n" + "\n".join(checks))
-    ranking = [line for p in db_paths for line in pools_summary(Path(p).parent)]
-    if ranking:
-        sections.append("== ranking behind the pools\n" + "\n".join(ranking))
-    if stale:
-        sections.append(f"({stale} evaluation match(es) of networks no longer in the pools left out: "
-                        f"the pools were re-ranked after they were played)")
-    table = "\n\n".join(sections)
-    write_text(out / "table.txt", table + "\n")
-    write_csv(records + avg, out / "results.csv")
-    clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in records + avg]
-    return {"records": clean, "table": table, "figures": figures, "out": str(out), "matches": len(rows), "stale": stale}
+    # the folder's lock (a second report into it waits): a temporary file of a report's output
+    # left there was killed; others only if their writer is dead (--out may be a shared folder)
+    with fileio.FileLock(out / ".report.lock", timeout=None):
+        fileio.clean_temp_files(out, scope=lambda target: target in ("table.txt", "results.csv")
+                                or target.endswith(".png"))
+        figures, sections = [], []
+        for opp, ob in _experiments(records):
+            title = experiment_title(opp, ob)
+            recs = [r for r in records + avg if r["opponent"] == opp and r["opponent_budget"] == ob]
+            sections.append(format_table(recs, f"== {title}"))
+            for g in dict.fromkeys(r["game"] for r in recs):
+                for metric in ("gain", "score"):
+                    path = out / f"{opp}_{_safe(ob)}_{_safe(g)}_{metric}.png"
+                    plot([r for r in recs if r["game"] == g], f"{g}: {opp} experiment, opponent {ob}", metric, path)
+                    figures.append(str(path))
+        from descent.calibrate import side_by_side
+        paired = side_by_side(records + avg)
+        if paired:
+            sections.append("== calibrated and uncalibrated cells, side by side (descent calibrate)\n" + "\n".join(paired))
+        checks = ordering_check(records + avg)
+        if checks:
+            sections.append("== the paper's ordering, cell by cell (95% intervals)\n" + "\n".join(checks))
+        ranking = [line for p in db_paths for line in pools_summary(Path(p).parent)]
+        if ranking:
+            sections.append("== ranking behind the pools\n" + "\n".join(ranking))
+        if stale:
+            sections.append(f"({stale} evaluation match(es) of networks no longer in the pools left out: "
+                            f"the pools were re-ranked after they were played)")
+        table = "\n\n".join(sections)
+        write_text(out / "table.txt", table + "\n")
+        write_csv(records + avg, out / "results.csv")
+        clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in records + avg]
+        return {"records": clean, "table": table, "figures": figures, "out": str(out), "matches": len(rows), "stale": stale}

@@ -245,7 +245,7 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
     """Round-robin among the final checkpoints; pools written to ``<run>/pools.json`` with the
     confidence of the split and the early-versus-final check of the low pool."""
     from search_ext.agents import parse_agent
-    from training.network import write_json
+    from training.fileio import write_json
     parse_agent(agent)
     run_dir = Path(run_dir)
     sel = select_members(run_dir, game)

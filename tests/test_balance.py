@@ -293,7 +293,8 @@ def pool_run(tmp_path_factory):
     """A run of tic_tac_toe with two members (untrained networks of different seeds, an early and a
     final checkpoint each), ranked into pools."""
     from descent.tournament import rank
-    from training.network import build_model, save_weights, write_json
+    from training.fileio import write_json
+    from training.network import build_model, save_weights
     root = tmp_path_factory.mktemp("runs")
     run = root / "tic_tac_toe"
     run.mkdir()
@@ -363,15 +364,12 @@ def test_rule_follows_a_person_who_improves(monkeypatch):
 
 
 def test_a_second_calibration_of_the_same_log_is_refused(tmp_path):
-    from descent.calibrate import CalibrationError, SUBDIR, _lock
+    from descent.calibrate import CalibrationError, SUBDIR, lock_log
     s = Settings(GAME, algorithm=BALANCED, against="random", low=1, high=300)
     (tmp_path / SUBDIR).mkdir()
-    fd = _lock(tmp_path / SUBDIR / (names(s)[1] + ".lock"))      # as another process would hold it
-    try:
+    with lock_log(tmp_path / SUBDIR / names(s)[1]):      # as another process would hold it
         with pytest.raises(CalibrationError, match="another process is running this calibration"):
             calibrate(s, tmp_path, players=Curve(50))
-    finally:
-        os.close(fd)
     assert calibrate(s, tmp_path, players=Curve(50))["status"] == "done"
 
 

@@ -186,7 +186,8 @@ def fake_run(tmp_path_factory):
     """A run directory with four complete members (an early and a final checkpoint each) and one
     partial member (early only), with the milestones recorded in run.json (untrained networks of
     different seeds: enough to exercise the protocol quickly)."""
-    from training.network import build_model, save_weights, write_json
+    from training.fileio import write_json
+    from training.network import build_model, save_weights
     run = tmp_path_factory.mktemp("run")
     cfg = {"network": {"filters": 4, "blocks": 1, "head_units": 8}}
     write_json(run / "run.json", {"game": "tic_tac_toe", "config": cfg, "seed": 0, "format": "descent-run-1",

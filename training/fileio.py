@@ -47,7 +47,7 @@ class NonFiniteJSON(ValueError):
 class LockBusy(GameError):
     """A lock held by another process (``FileLock`` with ``timeout`` not ``None``)."""
 
-    def __init__(self, message: str, path: Path):
+    def __init__(self, message: str, path: Path | None = None):
         super().__init__(message)
         self.path = path
 
@@ -204,15 +204,16 @@ class FileLock:
     """An exclusive ``flock`` on ``path`` (created if needed), as a context manager.
 
     ``timeout=0`` (default): fail at once if another process holds it; ``None``: wait as long as
-    it takes; a number: wait up to that many seconds. Failing raises ``LockBusy`` with ``busy``
-    (a message; default names the lock file). The lock belongs to the open file: it excludes other
+    it takes; a number: wait up to that many seconds. Failing raises ``error`` (default
+    ``LockBusy``) with the message ``busy`` (default: one naming the lock file). The lock belongs to the open file: it excludes other
     processes and other ``FileLock`` objects of this process, and the kernel releases it when the
     process ends, even by SIGKILL. The holder's PID is written in the file (for people reading it).
     """
 
-    def __init__(self, path, timeout: float | None = 0, busy: str | None = None, poll: float = 0.05):
+    def __init__(self, path, timeout: float | None = 0, busy: str | None = None, error=LockBusy,
+                 poll: float = 0.05):
         self.path = Path(path)
-        self.timeout, self.busy, self.poll = timeout, busy, poll
+        self.timeout, self.busy, self.error, self.poll = timeout, busy, error, poll
         self.fd = None
 
     def acquire(self) -> "FileLock":
@@ -229,8 +230,8 @@ class FileLock:
                         break
                     except BlockingIOError:
                         if time.monotonic() >= deadline:
-                            raise LockBusy(self.busy or f"{self.path}: locked by another process",
-                                           self.path) from None
+                            raise self.error(self.busy or f"{self.path}: locked by another process"
+                                             ) from None
                         time.sleep(self.poll)
         except BaseException:
             os.close(fd)

@@ -8,12 +8,12 @@ Files are HDF5 written under a temporary name and renamed, and read without exec
 * ``save_state``/``load_state``: weights, optimizer variables and a JSON metadata record in one file
   (the rolling "latest" state used to resume);
 * ``save_weights``/``load_weights``: weights only (milestone checkpoints; metadata in a JSON beside).
+Writes go through ``training.fileio`` (temporary name, fsync, rename).
 """
 from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 
 import h5py
@@ -23,6 +23,7 @@ from games import validate as v
 from games.errors import GameError
 from training.architecture import META as ARCHITECTURE_META
 from training.architecture import Architecture, Conv, Dense, Flatten, Residual
+from training import fileio
 from training.inference import TFInference
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -156,65 +157,6 @@ def make_train_step(model, optimizer):
 
 # ---- files ----------------------------------------------------------------------------------------
 
-def atomic_path(path: Path) -> Path:
-    return path.with_name(f".{path.name}.tmp{os.getpid()}")
-
-
-_TMP_NAME = re.compile(r"^\..+\.tmp\d+$")
-
-
-def clean_temp_files(directory: Path, recursive: bool = False) -> list[Path]:
-    """Remove the temporary files (``.<name>.tmp<PID>``, see ``atomic_path``) that writes killed
-    before their rename left in ``directory``. Call it only while holding the directory (the run
-    lock): a live writer's temporary file would go too. Returns what was removed."""
-    directory = Path(directory)
-    if not directory.is_dir():
-        return []
-    found = directory.rglob(".*.tmp*") if recursive else directory.glob(".*.tmp*")
-    removed = []
-    for p in found:
-        if _TMP_NAME.match(p.name) and p.is_file():
-            p.unlink(missing_ok=True)
-            removed.append(p)
-    return removed
-
-
-_CRASH_COUNTS: dict = {}
-
-
-def crash_point(name: str) -> None:
-    """A test hook: ``DESCENT_CRASH_AT=<name>:<n>`` kills this process (SIGKILL, like ``kill -9``)
-    the n-th time it reaches the point ``name`` (n = 1 if omitted), so kill tests aim at an exact
-    point instead of a moment. Points: ``tmp_written`` (a temporary file written, not yet renamed;
-    ``tmp_written.<file name>`` for one file), and the trainer's ``replay_written``,
-    ``state_saved``, ``log_written``, and calibration's ``calibrate_logged`` (a game appended to
-    its log). Without the variable it does nothing."""
-    spec = os.environ.get("DESCENT_CRASH_AT")
-    if not spec:
-        return
-    target, _, count = spec.partition(":")
-    if target != name:
-        return
-    _CRASH_COUNTS[name] = _CRASH_COUNTS.get(name, 0) + 1
-    if _CRASH_COUNTS[name] == int(count or 1):
-        import signal
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
-def _fsync_replace(tmp: Path, path: Path) -> None:
-    crash_point("tmp_written")
-    crash_point(f"tmp_written.{path.name}")
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    try:
-        dfd = os.open(path.parent, os.O_RDONLY)
-        os.fsync(dfd)
-        os.close(dfd)
-    except OSError:
-        pass
-
-
 def _write_vars(group, variables) -> None:
     for i, v in enumerate(variables):
         group.create_dataset(f"{i:04d}", data=np.asarray(v.numpy() if hasattr(v, "numpy") else v))
@@ -242,15 +184,12 @@ def _read_vars(group, variables, path: Path, what: str) -> None:
 
 def save_state(path: Path, model, optimizer, meta: dict) -> None:
     """Weights, optimizer variables and metadata in one HDF5 file, atomically."""
-    path = Path(path)
-    tmp = atomic_path(path)
-    with h5py.File(tmp, "w") as f:
+    with fileio.atomic_target(path) as tmp, h5py.File(tmp, "w") as f:
         f.attrs["format"] = "descent-state-1"
         f.attrs["meta"] = json.dumps(meta)
         _write_vars(f.create_group("weights"), model.weights)
         if optimizer is not None:
             _write_vars(f.create_group("optimizer"), optimizer.variables)
-    _fsync_replace(tmp, path)
 
 
 def read_meta(path: Path) -> dict:
@@ -286,13 +225,11 @@ def load_state(path: Path, model, optimizer) -> dict:
 def save_weights(path: Path, model, meta: dict) -> None:
     """A milestone checkpoint: weights (HDF5) and metadata (JSON beside it), both atomically."""
     path = Path(path)
-    tmp = atomic_path(path)
-    with h5py.File(tmp, "w") as f:
+    with fileio.atomic_target(path) as tmp, h5py.File(tmp, "w") as f:
         f.attrs["format"] = "descent-weights-1"
         f.attrs["meta"] = json.dumps(meta)
         _write_vars(f.create_group("weights"), model.weights)
-    _fsync_replace(tmp, path)
-    write_json(path.with_suffix("").with_suffix(".json"), meta)
+    fileio.write_json(path.with_suffix("").with_suffix(".json"), meta)
 
 
 def load_weights(path: Path, model) -> dict:
@@ -308,13 +245,6 @@ def load_weights(path: Path, model) -> dict:
         raise CheckpointError(f"{path}: checkpoint not found") from None
     except _H5_ERRORS as exc:
         raise CheckpointError(v.one_line(f"{path}: corrupt or truncated checkpoint ({exc})")) from None
-
-
-def write_json(path: Path, data: dict) -> None:
-    path = Path(path)
-    tmp = atomic_path(path)
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
-    _fsync_replace(tmp, path)
 
 
 _NET_CACHE: dict = {}

@@ -61,7 +61,8 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from training.network import CheckpointError, _fsync_replace, atomic_path
+from training import fileio
+from training.network import CheckpointError
 
 _NAME = re.compile(r"^g(\d{8})\.h5$")
 FORMAT = "descent-replay-2"
@@ -116,14 +117,13 @@ class ReplayBuffer:
             m = _NAME.match(p.name)
             if m:
                 out[int(m.group(1))] = p
-            elif p.name.startswith(".g") and ".tmp" in p.name:
-                p.unlink(missing_ok=True)        # a write interrupted by a kill
         return out
 
     def load(self, games_done: int) -> None:
         """Read the window ending at game ``games_done``; drop files of later games."""
         self.games.clear()
         self._offsets = None
+        fileio.clean_temp_files(self.dir)        # writes interrupted by a kill (their writer is dead)
         for gid, path in sorted(self.files().items()):
             if gid > games_done:
                 path.unlink()
@@ -181,9 +181,8 @@ class ReplayBuffer:
 
     def add(self, game_id: int, x: np.ndarray, y: np.ndarray, ply: np.ndarray, attrs: dict) -> None:
         path = self.dir / f"g{game_id:08d}.h5"
-        tmp = atomic_path(path)
         game = self._compact(x, y)
-        with h5py.File(tmp, "w") as f:
+        with fileio.atomic_target(path) as tmp, h5py.File(tmp, "w") as f:
             f.attrs["format"] = FORMAT
             f.attrs["planes_shape"] = np.asarray(self.shape, np.int64)
             if game.packed:
@@ -197,7 +196,6 @@ class ReplayBuffer:
             f.attrs["game_id"] = game_id
             for k, v in attrs.items():
                 f.attrs[k] = v
-        _fsync_replace(tmp, path)
         self.games[game_id] = game
         self._offsets = None
         for old in [g for g in self.games if g <= game_id - self.window]:

@@ -15,15 +15,14 @@ counted game always keeps its log line and scalars.
 """
 from __future__ import annotations
 
-import fcntl
 import multiprocessing as mp
-import os
 import re
 import threading
 from pathlib import Path
 
 from games import validate as v
 from games.errors import GameError
+from training.fileio import FileLock
 from training.trainer import MemberJob, member_dir, train_member
 
 DEFAULT_ROOT = Path(__file__).resolve().parent.parent / "checkpoints"
@@ -59,36 +58,20 @@ def default_run_dir(game_spec: str) -> Path:
     return DEFAULT_ROOT / safe
 
 
-class RunLock:
-    """An exclusive lock on a run directory, released when the process ends (even by SIGKILL)."""
+class RunLock(FileLock):
+    """An exclusive lock on a run directory (``training.fileio.FileLock`` on ``<run>/.lock``),
+    released when the process ends (even by SIGKILL); ``RunError`` if another process holds it."""
 
     def __init__(self, run_dir: Path):
-        self.path = Path(run_dir) / ".lock"
-        self.fd = None
-
-    def __enter__(self):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(self.fd)
-            self.fd = None
-            raise RunError(f"{self.path.parent}: another process is training this run "
-                           f"(lock {self.path} is held); wait for it or stop it") from None
-        os.ftruncate(self.fd, 0)
-        os.write(self.fd, str(os.getpid()).encode())
-        return self
-
-    def __exit__(self, *exc):
-        if self.fd is not None:
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
-            os.close(self.fd)
+        path = Path(run_dir) / ".lock"
+        super().__init__(path, timeout=0, error=RunError,
+                         busy=f"{path.parent}: another process is training this run "
+                              f"(lock {path} is held); wait for it or stop it")
 
 
 def check_run(run_dir: Path, game: str, config: dict, seed: int) -> None:
     """Create ``run.json`` or check that the run directory belongs to this game, config and seed."""
-    from training.network import write_json
+    from training.fileio import write_json
     path = Path(run_dir) / "run.json"
     record = {"game": game, "config": config, "seed": seed, "format": "descent-run-1"}
     if path.exists():
@@ -135,7 +118,7 @@ def run_training(game: str, cfg: dict, population: int, budget: float, milestone
     run_dir = Path(run_dir)
     tcfg = training_config(cfg)
     with RunLock(run_dir):
-        from training.network import clean_temp_files
+        from training.fileio import clean_temp_files
         clean_temp_files(run_dir)          # e.g. run.json's, of a killed first run; members clean theirs
         check_run(run_dir, game, tcfg, seed)
         rt = runtime_config(cfg) if runtime is None else runtime
@@ -157,7 +140,7 @@ def run_training(game: str, cfg: dict, population: int, budget: float, milestone
             done[i] = new
             next_ms = [n for n, s in milestones if s > rec["train_seconds"]]
             msg = (f"member {i} game {rec['game']}: {rec['plies']} plies, result {rec['result']:+d}, "
-                   f"{rec['examples']} examples, loss {rec['loss']:.4f}, value error "
+                   f"{rec['examples']} examples, loss {_loss(rec['loss'])}, value error "
                    f"{rec['value_error']:.3f}, {rec['seconds']:.1f} s; trained "
                    f"{rec['train_seconds']:.0f}/{budget:.0f} s"
                    + (f", next milestone {next_ms[0]}" if next_ms else ""))
@@ -199,6 +182,10 @@ def run_training(game: str, cfg: dict, population: int, budget: float, milestone
         finally:
             bar.close()
         return results
+
+
+def _loss(loss) -> str:
+    return "none yet" if loss is None else f"{loss:.4f}"
 
 
 def _member_seconds(run_dir: Path, member: int) -> float:

@@ -19,14 +19,13 @@ one atomic unit, ``latest.h5``: on resume (``repair_logs``), a record missing fr
 past the saved counter or repeated are removed, and every TensorBoard scalar of a logged game that
 the event files lack is written again (read back from the event files, so none is lost or
 duplicated). Replay files of games past the saved counter and temporary files of killed writes
-(``.<name>.tmp<PID>``) are removed. ``DESCENT_CRASH_AT`` (see ``training.network.crash_point``)
+(``.<name>.tmp<PID>``) are removed. ``DESCENT_CRASH_AT`` (see ``training.fileio.crash_point``)
 aims kills at exact points for the tests.
 """
 from __future__ import annotations
 
 import json
 import math
-import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -90,9 +89,9 @@ def training_batches(replay, idx: np.ndarray, batch_size: int, symmetries, augme
 
 def scalars_of(record: dict) -> dict:
     """The TensorBoard scalars of one game's log record."""
-    loss = record["loss"]
+    loss = record["loss"]              # None before the first pass (NaN in older logs)
     dt = max(record["seconds"], 1e-9)
-    return {"loss": loss if loss == loss else 0.0, "games_per_hour": 3600.0 / dt,
+    return {"loss": loss if loss is not None and loss == loss else 0.0, "games_per_hour": 3600.0 / dt,
             "examples_per_second": record["examples"] / dt, "value_error": record["value_error"],
             "exploration_e": record["e"]}
 
@@ -172,10 +171,8 @@ def repair_logs(mdir: Path, games_done: int, pending: dict | None, writer=None) 
         kept.append(pending)
         added.append(pending)
     if damaged or added:
-        from training.network import _fsync_replace, atomic_path
-        tmp = atomic_path(path)
-        tmp.write_text("".join(json.dumps(r) + "\n" for r in kept))
-        _fsync_replace(tmp, path)
+        from training.fileio import write_text
+        write_text(path, "".join(json.dumps(r) + "\n" for r in kept))
     if writer is not None and kept:
         from training import import_tensorflow
         tf = import_tensorflow()
@@ -189,13 +186,6 @@ def repair_logs(mdir: Path, games_done: int, pending: dict | None, writer=None) 
                         tf.summary.scalar(k, v)
         writer.flush()
     return added
-
-
-def _append_line(path: Path, record: dict) -> None:
-    with open(path, "a") as f:
-        f.write(json.dumps(record) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
 
 
 def runtime_options(job: MemberJob) -> RuntimeOptions:
@@ -307,7 +297,7 @@ class _Progress:
     started: int = 0             # games started by this call (``max_games``)
     next_game: int = 0           # the number of the last game started (its seed)
     record: dict | None = None   # the last counted game's log record, saved with the state
-    loss: float = math.nan       # the mean loss of the last training pass
+    loss: float | None = None    # the mean loss of the last training pass (None: none yet)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     KNOWN = ("games", "examples", "train_seconds", "updates", "milestones_done", "rng", "seed",
@@ -323,6 +313,7 @@ class _Progress:
                 abandoned_games=c.get("abandoned_games"),
                 other={k: v for k, v in c.items() if k not in cls.KNOWN}, record=record)
         p.next_game = p.games
+        p.loss = _finite((record or {}).get("loss"))      # a resumed member keeps its last loss
         return p
 
     def counters(self, rng=None) -> dict:
@@ -376,7 +367,7 @@ class _Progress:
             self.updates += len(losses)
             self.train_seconds += dt
             if losses:
-                self.loss = float(np.mean(losses))
+                self.loss = _finite(float(np.mean(losses)))
             return {"dt": dt, "cpu": cpu, "train_seconds": self.train_seconds, "loss": self.loss}
 
     def keep_record(self, record: dict) -> None:
@@ -404,6 +395,11 @@ class _Progress:
     def done(self, budget: float) -> bool:
         with self._lock:
             return self.train_seconds >= budget
+
+
+def _finite(x) -> float | None:
+    """``x`` if it is a finite number, else None (log lines and metadata hold no NaN)."""
+    return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
 class MemberTrainer:
@@ -462,7 +458,8 @@ class MemberTrainer:
     def _resume(self) -> None:
         """The saved state (weights, optimizer, counters, RNG), the replay window, and the log and
         TensorBoard scalars repaired to match the counted games; leftovers of killed writes go."""
-        from training.network import CheckpointError, clean_temp_files, load_state
+        from training.fileio import clean_temp_files
+        from training.network import CheckpointError, load_state
         from training.replay import ReplayBuffer
         self.mdir.mkdir(parents=True, exist_ok=True)
         clean_temp_files(self.mdir, recursive=True)       # writes killed before their rename
@@ -565,7 +562,7 @@ class MemberTrainer:
         learner's backlog, whose last game trains for all), the state, milestones, the log.
         Returns the weights for self-play's inference."""
         from training.inference import model_weights
-        from training.network import crash_point
+        from training.fileio import crash_point
         game_id = self.progress.games_counted() + 1
         self.replay.add(game_id, g["x"], g["y"], np.full(len(g["y"]), g["plies"], np.int32),
                         {"result": g["result"], "plies": g["plies"], "game": self.info.spec,
@@ -589,7 +586,8 @@ class MemberTrainer:
                                  tr["augment"], self.rng)]
 
     def _record(self, game_id: int, g: dict, counted: dict, trained: bool, learn: float) -> dict:
-        """A counted game's log record (``loss``: the last pass's when it had none of its own)."""
+        """A counted game's log record (``loss``: the last pass's when it had none of its own,
+        None before the first)."""
         n, dt = int(len(g["y"])), counted["dt"]
         # value error of the searched root values against the final outcome (mover's view)
         outcome = np.where(g["movers"] == 0, g["result"], -g["result"]).astype(np.float32)
@@ -608,11 +606,11 @@ class MemberTrainer:
     def _commit(self, record: dict) -> None:
         """The game counts once the state holding it is saved; then milestones, its log line and
         TensorBoard scalars, and the report."""
-        from training.network import crash_point
+        from training.fileio import append_json, crash_point
         self._save_state()
         crash_point("state_saved")
         self.write_milestones()
-        _append_line(self.mdir / LOG_FILE, record)
+        append_json(self.mdir / LOG_FILE, record)
         crash_point("log_written")
         with self.writer.as_default(step=record["game"]):
             for k, v in scalars_of(record).items():
@@ -645,7 +643,7 @@ class MemberTrainer:
     # ---- the end -----------------------------------------------------------------------------
     def _finish(self) -> dict:
         """``status.json`` (counters, budget, done) and the final counters."""
-        from training.network import write_json
+        from training.fileio import write_json
         self.writer.flush()
         counters = self.progress.counters()
         write_json(self.mdir / "status.json",
