@@ -8,8 +8,9 @@
       Training examples produced per CPU-second and self-play games per hour on reversi(size=6),
       for the default network and a larger one.
   python bench/bench_training.py throughput [--repeats 3] [--games-list reversi,...]
-      Issue 13: self-play throughput of today's path (one game at a time through BestFirstSearch,
-      tf.function, training between games) against the new one (SelfPlayPool with games_in_flight
+      Issue 13: self-play throughput of one game at a time (SelfPlayPool with one game in flight,
+      tf.function, training between games; before issue 19 this was the separate one-game path
+      through BestFirstSearch, now deleted) against the default (SelfPlayPool with games_in_flight
       games, ONNX Runtime, learner thread), in the same run, medians over repeats: examples per
       CPU-second, games per hour, network states per second in self-play; the in-search states per
       CPU-second as a fraction of the same network's best raw throughput; the machine-normalised
@@ -96,8 +97,8 @@ THROUGHPUT_GAMES = {                       # game -> (self-play iterations per m
     "breakthrough(rows=6,cols=6)": (50, 6),
     "connect6(size=9)": (3, 6),
 }
-LEGACY = {"engine": "legacy", "inference": "tf", "learner": "inline", "games_in_flight": 1}
-NEW = {"engine": "pool", "inference": "onnx", "learner": "thread", "games_in_flight": 0}
+ONE_GAME = {"inference": "tf", "learner": "inline", "games_in_flight": 1}
+NEW = {"inference": "onnx", "learner": "thread", "games_in_flight": 0}
 
 
 def _raw_rates(inf, shape, batches, seconds=1.0, wall=False):
@@ -138,7 +139,7 @@ def _member_run(game, cfg, extra, n_games, seed):
 def _pool_alone(info, model, iterations, in_flight, n_games):
     """Self-play alone (no learner): states per CPU-second inside the search, mean batch, memory."""
     from training.inference import make_inference
-    from training.selfplay import SelfPlayPool
+    from search_ext.selfplay import SelfPlayPool
     inf = make_inference(model, "onnx")
     seeds = list(range(n_games))
     out = []
@@ -193,15 +194,15 @@ def bench_throughput(repeats: int, names) -> None:
         cfg["selfplay"]["iterations"] = iterations
         net = cfg["network"]
         model = build_model(info.planes_shape, net["filters"], net["blocks"], net["head_units"], seed=0)
-        res = {"legacy": [], "new": []}
+        res = {"one game": [], "new": []}
         tf256, tf256w = [], []
         for rep in range(repeats):
             tf256.append(_raw_rates(TFInference(model), info.planes_shape, [256])[256])
             tf256w.append(_raw_rates(TFInference(model), info.planes_shape, [256], wall=True)[256])
-            res["legacy"].append(_member_run(game, cfg, LEGACY, max(2, n_games // 3), rep + 1))
+            res["one game"].append(_member_run(game, cfg, ONE_GAME, max(2, n_games // 3), rep + 1))
             res["new"].append(_member_run(game, cfg, NEW, n_games, rep + 1))
         tf_rate, tf_wall = statistics.median(tf256), statistics.median(tf256w)
-        for path in ("legacy", "new"):
+        for path in ("one game", "new"):
             med = {k: statistics.median(r[k] for r in res[path]) for k in res[path][0]}
             rows.append(f"| {game} ({iterations} it/move) | {path} | {med['in_flight']:.0f} | "
                         f"{med['ex_cpu']:,.0f} | {med['games_h']:,.0f} | {med['states_s']:,.0f} | "
