@@ -93,9 +93,8 @@ def main(argv=None) -> int:
     text = markdown()
     if args == ["--write"]:
         DOC.parent.mkdir(exist_ok=True)
-        tmp = DOC.with_name(f".{DOC.name}.tmp")
-        tmp.write_text(text)
-        tmp.replace(DOC)
+        from training.fileio import write_text
+        write_text(DOC, text)
         print(f"wrote {DOC}")
     elif not args:
         sys.stdout.write(text)
