@@ -161,3 +161,26 @@ def test_checkpoint_written_before_the_architecture_fields_loads_as_it_was():
     np.testing.assert_allclose(model(x, training=False).numpy().reshape(-1), then, atol=1e-6)
     for backend in ("onnx", "numpy", "tf"):
         np.testing.assert_allclose(make_inference(model, backend)(x), then, atol=1e-4)
+
+
+@pytest.mark.parametrize("backend", ["onnx", "numpy"])
+def test_member_trains_and_checkpoints_another_architecture(tmp_path, backend):
+    """The trainer builds the network its config's [network] describes, self-play runs it through
+    the inference backend, and the milestone checkpoint stores every architecture field, so it
+    loads back as the same network (two games of tic-tac-toe)."""
+    from descent.config import load_config
+    from training.network import load_network, read_meta
+    from training.run import training_config
+    from training.trainer import MemberJob, train_member
+    cfg = training_config(load_config(Path(__file__).parents[1] / "configs" / "tic_tac_toe.toml"))
+    arch = Architecture(4, 1, 6, kernel=2, head_kernel=3, head_filters=1, activation="tanh")
+    cfg["network"] = {**cfg["network"], **arch.to_meta()}
+    job = MemberJob(str(tmp_path), 0, "tic_tac_toe", cfg, 1e9, [("first", 1e-9)], seed=0,
+                    max_games=2, extra={"games_in_flight": 2, "inference": backend})
+    assert train_member(job)["games"] == 2
+    milestone = tmp_path / "member_00" / "milestone_first.weights.h5"
+    assert json.loads(milestone.with_name("milestone_first.json").read_text())["network"] == \
+        arch.to_meta()
+    for path in (milestone, tmp_path / "member_00" / "latest.h5"):
+        assert load_network(path)[0].architecture == arch
+    assert read_meta(tmp_path / "member_00" / "latest.h5")["counters"]["updates"] > 0
