@@ -200,7 +200,7 @@ def test_train_kill_resume(tmp_path, tiny_config):
     replay_ids = sorted(int(p.stem[1:]) for p in (mdir / "replay").glob("g*.h5"))
     assert replay_ids == list(range(1, 31))
     # the loss goes down as the network learns tic-tac-toe's values (a game budget, not time)
-    losses = [rec["loss"] for rec in after if rec["loss"] == rec["loss"]]
+    losses = [rec["loss"] for rec in after if rec["loss"] is not None]
     assert len(losses) == 30
     assert np.mean(losses[-8:]) < 0.9 * np.mean(losses[:8])
     # a finished run (budget reached): rerunning it does nothing more
@@ -511,6 +511,12 @@ def test_async_learner_member_counts_every_game(tmp_path):
     assert out["games"] == 6 and [r["game"] for r in recs] == list(range(1, 7))
     assert recs[-1]["trained"] and out["updates"] > 0
     assert all(np.isfinite(r["loss"]) for r in recs if r["trained"])
+    # no NaN in the log (a game counted before the first pass has no loss: null)
+    def refuse(token):
+        raise AssertionError(f"{token} in log.jsonl")
+    text = (tmp_path / "member_00" / "log.jsonl").read_text()
+    assert all(json.loads(line, parse_constant=refuse) for line in text.splitlines())
+    assert all(r["loss"] is None or np.isfinite(r["loss"]) for r in recs)
 
 
 def test_progress_reads_wait_for_the_lock():
@@ -579,3 +585,21 @@ def test_budget_checks_see_whole_updates_under_the_async_learner(tmp_path, monke
     assert len({trained for _, trained, _ in seen}) >= 2, "the checks did not run beside the learner"
     offsets = [trained - clock for _, trained, clock in seen]
     assert max(offsets) - min(offsets) < 1e-6
+
+
+def test_a_game_without_a_pass_logs_the_last_finite_loss_or_none():
+    """No NaN in a record: before the first pass the loss is None; a resumed member keeps the
+    loss of its saved record; a pass whose loss is not finite logs None."""
+    import time as time_
+    from training.trainer import _Progress
+    fresh = _Progress.restore(0, None, None)
+    fresh.reset_clock()
+    assert fresh.count_game(1, 5, [], time_.perf_counter())["loss"] is None
+    assert fresh.count_game(2, 5, [0.5, 0.25], time_.perf_counter())["loss"] == 0.375
+    assert fresh.count_game(3, 5, [], time_.perf_counter())["loss"] == 0.375
+    assert fresh.count_game(4, 5, [float("nan")], time_.perf_counter())["loss"] is None
+    resumed = _Progress.restore(0, {"games": 3, "train_seconds": 1.0}, {"game": 3, "loss": 0.125})
+    resumed.reset_clock()
+    counted = resumed.count_game(4, 5, [], time_.perf_counter())
+    assert counted["loss"] == 0.125 and counted["train_seconds"] > 1.0
+    assert resumed.counters()["games"] == 4
