@@ -161,7 +161,8 @@ def budget_text(unit: str, value) -> str:
 
 def read_log(path: Path) -> dict:
     """{(budget, k): record}; a torn last line (a kill during a write) is dropped and the file
-    rewritten without it (atomically)."""
+    rewritten without it (atomically). Call it holding the log's lock (``lock_log``): the rewrite
+    would lose a line another process appends meanwhile."""
     path = Path(path)
     games: dict = {}
     if not path.exists():
