@@ -172,9 +172,11 @@ def test_train_kill_resume(tmp_path, tiny_config):
         r = descent(*args)
     assert r.returncode == 2 and "another process is training this run" in r.stderr
     assert r.stderr.count("\n") == 1
-    # leftovers of killed writes elsewhere (a json, a replay file, run.json's)
-    planted = [mdir / ".milestone_1h.json.tmp4242", mdir / "replay" / ".g00000009.h5.tmp4242",
-               run / ".run.json.tmp4242"]
+    # leftovers of killed writes elsewhere (a json, a replay file, run.json's), by a dead writer
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    planted = [mdir / f".milestone_1h.json.tmp{dead.pid}",
+               mdir / "replay" / f".g00000009.h5.tmp{dead.pid}", run / f".run.json.tmp{dead.pid}"]
     for p in planted:
         p.write_bytes(b"partial")
     # 2. resumes (game 3's line comes back from the state), killed inside the write of game 5's
