@@ -7,7 +7,7 @@ built by ``training.network.build_model`` carries as ``model.architecture``:
 * ``"onnx"`` (the default on CPU): ONNX Runtime running a graph built from the layer specs and the
   network's weights with ``onnx.helper`` (no converter, no file): ~20 us per call, and its
   convolution kernels match oneDNN's at large batches, so it beats ``tf.function`` at every batch
-  size (BENCHMARKS.md, "Self-play throughput").
+  size (BENCHMARKS.md, "Inference").
 * ``"numpy"`` (the fallback when onnxruntime is not installed): the layer specs evaluated with NumPy
   over a copy of the weights, im2col + one matrix product per convolution (NumPy's BLAS), into
   buffers kept between calls. A few tens of microseconds per call against ~400 us for a
