@@ -89,18 +89,10 @@ def test_tree_learning_examples():
     np.testing.assert_array_equal(x, x2)
 
 
-def _selfplay_pool():
-    try:
-        from search_ext.selfplay import SelfPlayPool
-    except ImportError:          # temporary, until the pool has moved to search_ext
-        from training.selfplay import SelfPlayPool
-    return SelfPlayPool
-
-
 def test_selfplay_game_is_reproducible():
     """Two pools given the same seeds play the same games (moves, examples, root values), and
     another seed plays another game (so the check can fail)."""
-    SelfPlayPool = _selfplay_pool()
+    from search_ext.selfplay import SelfPlayPool
     info = games.load("tic_tac_toe")
     w = np.random.default_rng(7).normal(size=int(np.prod(info.planes_shape))) / 4
 

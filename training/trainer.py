@@ -503,10 +503,7 @@ class MemberTrainer:
     def _play(self) -> None:
         """Self-play until the budget or ``max_games``; games in flight at the budget are dropped
         and their time counts (the member stops at its budget and writes the milestones due)."""
-        try:
-            from search_ext.selfplay import SelfPlayPool
-        except ImportError:          # temporary, until the pool has moved to search_ext
-            from training.selfplay import SelfPlayPool
+        from search_ext.selfplay import SelfPlayPool
         sp = self.cfg["selfplay"]
         self.write_milestones()     # a milestone reached before a kill but not yet written
         self.progress.reset_clock()
