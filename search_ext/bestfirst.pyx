@@ -21,11 +21,10 @@ import numpy as np
 
 from games._state cimport State
 from games.validate import search_call
-from games._typedefs cimport action_t, hash_t, uint64_t
+from games._typedefs cimport action_t, uint64_t
 from search_ext.evaluators cimport Evaluator, ZeroEvaluator
 from search_ext.descent_core cimport (
-    Node, Edge, Rules, Table, UNPROVEN, TABLE_NO_MEMORY, RULE_MINIMAX, skey, set_terminal, select,
-    backup, choose_edge)
+    Node, Rules, Table, UNPROVEN, RULE_MINIMAX, skey, set_terminal, select, backup, choose_edge)
 from search_ext.descent_core import RULES, BYTES_PER_STATE
 
 from games.errors import GameError
@@ -259,15 +258,6 @@ cdef class BestFirstSearch:
         return -1 if self.t.crowded() else root
 
     # ---- iteration -----------------------------------------------------------------------------
-    cdef inline void set_terminal(self, Node* nd, State s) noexcept nogil:
-        nd.r = 1
-        nd.c = <signed char>s._result
-        nd.v = <float>s.terminal_value()
-        nd.res_depth = 0
-        nd.proven = <signed char>s._result
-        nd.proof_depth = 0
-        nd.evaluated = 1
-
     cdef int expand(self, State s, int idx) noexcept nogil:
         """Create and value the children of `idx`. A child is marked evaluated only once its value
         is in: an expansion cut short (memory, evaluator) leaves no child valued 0 by mistake."""
