@@ -10,13 +10,14 @@ command-line options and the table of ``docs/options.md`` (``python -m descent.o
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import games
 from games import validate
 from games.errors import GameError
+from training.architecture import HELP as ARCH_HELP, Architecture, field_checks
 from training.options import RuntimeOptions, option_fields
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
@@ -43,6 +44,19 @@ def option_keys(options_class) -> dict[str, Key]:
                         max=f.info.max) for f in option_fields(options_class)}
 
 
+def network_keys() -> dict[str, Key]:
+    """The ``[network]`` keys: one per field of ``training.architecture.Architecture`` (its type and
+    default), with the range or choices of its check in ``META`` and its ``HELP`` text."""
+    checks = field_checks()
+    out = {}
+    for f in fields(Architecture):
+        check = checks[f.name]
+        typ = type(f.default)
+        out[f.name] = Key(typ, f.default, ARCH_HELP[f.name], min=getattr(check, "lo", None),
+                          max=getattr(check, "hi", None), choices=getattr(check, "choices", None))
+    return out
+
+
 def build_schema(runtime=RuntimeOptions) -> dict[str, dict[str, Key]]:
     """Every section's keys; ``[run]`` takes its runtime keys from ``runtime``."""
     return {
@@ -54,11 +68,7 @@ def build_schema(runtime=RuntimeOptions) -> dict[str, dict[str, Key]]:
             "random_games": Key(int, 1000, "random games played by `descent tour`", min=1,
                                 max=validate.MAX_COUNT),
         },
-        "network": {
-            "filters": Key(int, 32, "convolution filters per layer", min=1, max=4096),
-            "blocks": Key(int, 2, "residual blocks (two 3x3 convolutions each)", min=0, max=256),
-            "head_units": Key(int, 64, "units of the dense layer of the value head", min=1, max=65536),
-        },
+        "network": network_keys(),
         "selfplay": {
             "iterations": Key(int, 50, "Descent iterations per move (used when time = 0)", min=1,
                               max=validate.MAX_COUNT),

@@ -1,7 +1,7 @@
 import pytest
 
 from descent.config import ConfigError, all_configs, load_config
-from descent.config import CONFIG_DIR
+from descent.config import CONFIG_DIR, SCHEMA, default_config_path
 
 
 def test_every_shipped_config_loads():
@@ -146,3 +146,41 @@ def test_options_doc_is_up_to_date():
     from descent.options_doc import DOC, markdown
     assert DOC.read_text() == markdown(), \
         "docs/options.md is out of date: run python -m descent.options_doc --write"
+
+
+def test_network_keys_come_from_the_architecture(tmp_path):
+    """Every Architecture field is a [network] key (default, range, choices from the one
+    description), and a bad value is one ConfigError naming the key."""
+    from dataclasses import fields
+
+    from training.architecture import Architecture, field_checks
+    net = SCHEMA["network"]
+    assert list(net) == [f.name for f in fields(Architecture)]
+    for f in fields(Architecture):
+        assert net[f.name].default == f.default
+        assert net[f.name].min == getattr(field_checks()[f.name], "lo", None)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[game]\nspec = "tic_tac_toe"\n[network]\nkernel = 5\nactivation = "tanh"\n')
+    loaded = load_config(cfg)
+    assert Architecture.from_meta(loaded["network"]) == Architecture(kernel=5, activation="tanh")
+    cfg.write_text('[game]\nspec = "tic_tac_toe"\n[network]\nhead_kernel = 0\n')
+    with pytest.raises(ConfigError, match="network.head_kernel"):
+        load_config(cfg)
+
+
+def test_a_run_started_before_the_new_network_keys_continues(tmp_path):
+    """run.json written before kernel/head_kernel/head_filters/activation existed: a rerun with
+    their defaults is the same configuration; with another kernel it is refused."""
+    import json
+
+    from training.run import RunError, check_run, training_config
+    cfg = training_config(load_config(default_config_path("tic_tac_toe")))
+    old = json.loads(json.dumps(cfg))
+    old["network"] = {k: old["network"][k] for k in ("filters", "blocks", "head_units")}
+    (tmp_path / "run.json").write_text(json.dumps(
+        {"game": "tic_tac_toe", "config": old, "seed": 0, "format": "descent-run-1"}))
+    check_run(tmp_path, "tic_tac_toe", cfg, 0)
+    other = json.loads(json.dumps(cfg))
+    other["network"]["kernel"] = 5
+    with pytest.raises(RunError, match="another configuration"):
+        check_run(tmp_path, "tic_tac_toe", other, 0)

@@ -41,6 +41,24 @@ META = v.Record({"filters": v.Int(1, 4096), "blocks": v.Int(0, 256), "head_units
                  "activation": v.Str(16, choices=ACTIVATIONS)})
 
 
+# What each field means, for the config's ``[network]`` keys and docs/options.md (which are derived
+# from ``Architecture``'s fields, their defaults, ``META``'s ranges and this text).
+HELP = {
+    "filters": "convolution filters of the stem and the residual blocks",
+    "blocks": "residual blocks (two kernel x kernel convolutions each)",
+    "head_units": "units of the dense layer of the value head",
+    "kernel": "kernel size of the stem's and the blocks' convolutions",
+    "head_kernel": "kernel size of the value head's convolution",
+    "head_filters": "planes out of the value head's convolution",
+    "activation": "hidden activation (the output is always tanh)",
+}
+
+
+def field_checks() -> dict:
+    """Field name -> its check in ``META`` (required and optional alike)."""
+    return {**META.required, **META.optional}
+
+
 @dataclass(frozen=True)
 class Conv:
     """A stride-1 convolution with "same" padding; ``activation`` None is linear."""

@@ -77,12 +77,22 @@ def check_run(run_dir: Path, game: str, config: dict, seed: int) -> None:
     if path.exists():
         old = read_run_record(run_dir)
         for key in ("game", "seed", "config"):
-            if old.get(key) != record[key]:
+            if with_later_keys(old.get(key)) != with_later_keys(record[key]):
                 what = key if key != "config" else "configuration (network, selfplay, training)"
                 raise RunError(f"{run_dir}: this run was started with another {what}; "
                                f"continue it with the same settings or choose another --out")
         return
     write_json(path, record)
+
+
+def with_later_keys(config):
+    """A recorded training config with the keys added since it was written filled in with their
+    defaults, which are what every earlier run used (the network's kernel sizes, head filters and
+    activation): a run started before they existed continues."""
+    from training.architecture import Architecture
+    if isinstance(config, dict) and isinstance(config.get("network"), dict):
+        config = dict(config, network={**Architecture().to_meta(), **config["network"]})
+    return config
 
 
 def training_config(cfg: dict) -> dict:
