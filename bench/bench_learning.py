@@ -1,8 +1,8 @@
-"""Learning per wall-clock (issue 13): today's self-play path against the new one, same budget.
+"""Learning per wall-clock (issue 13): two self-play paths, same budget.
 
-Trains one network of GAME with today's path (one game at a time, ``tf.function`` per expansion,
-training between games: ``engine = "legacy"``) and one with the new path (``SelfPlayPool`` with
-games in flight, ONNX Runtime, learner thread), both for MINUTES of wall-clock time and side by side
+Trains one network of GAME with path A and one with path B (by default: the pool with games in
+flight, ONNX Runtime and the learner thread, against one game at a time through TensorFlow with
+training between games, the nearest to the one-game path that issue 19 deleted), both for MINUTES of wall-clock time and side by side
 (the two processes share the machine, so both see the same load), then plays GAMES games between the
 two final networks: ``minimax:iterations=ITERATIONS,net=...`` on both sides, seeded random openings
 of OPENING_PLIES plies shared by the two seats of a pair, seats alternating.
@@ -10,7 +10,7 @@ of OPENING_PLIES plies shared by the two seats of a pair, seats alternating.
     python bench/bench_learning.py --minutes 30 --games 100 --out runs/learning
     python bench/bench_learning.py --a async --b new ...     # the async learner against the thread
 
-Paths: ``legacy`` (today's), ``new`` (pool, ONNX Runtime, learner thread), ``async`` (the same with
+Paths: ``single`` (one game in flight, ``tf`` inference, inline learner), ``new`` (pool, ONNX Runtime, learner thread), ``async`` (the same with
 ``learner = "async"``). The summary gives the games and examples of A and B, and A's score against B.
 
 Resumable: rerun the same command after an interruption; training continues from each run's
@@ -30,9 +30,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 PATHS = {
-    "legacy": {"engine": "legacy", "inference": "tf", "learner": "inline", "games_in_flight": 1},
-    "new": {"engine": "pool", "inference": "onnx", "learner": "thread", "games_in_flight": 0},
-    "async": {"engine": "pool", "inference": "onnx", "learner": "async", "games_in_flight": 0},
+    "single": {"inference": "tf", "learner": "inline", "games_in_flight": 1},
+    "new": {"inference": "onnx", "learner": "thread", "games_in_flight": 0},
+    "async": {"inference": "onnx", "learner": "async", "games_in_flight": 0},
 }
 
 
@@ -62,13 +62,13 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="bench/results/learning")
     ap.add_argument("--a", default="new", choices=sorted(PATHS), help="the path under test")
-    ap.add_argument("--b", default="legacy", choices=sorted(PATHS), help="the path it is compared with")
+    ap.add_argument("--b", default="single", choices=sorted(PATHS), help="the path it is compared with")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.a == args.b:
         ap.error("--a and --b must differ")
-    runs = {"new": (PATHS[args.a], out / args.a), "legacy": (PATHS[args.b], out / args.b)}
+    runs = {"a": (PATHS[args.a], out / args.a), "b": (PATHS[args.b], out / args.b)}
     ctx = mp.get_context("spawn")
     procs = [ctx.Process(target=_train, args=(args.game, rt, args.minutes, str(d), args.seed))
              for rt, d in runs.values()]
@@ -85,8 +85,8 @@ def main() -> int:
     from descent.tournament import make_opening
     from descent import make_agent
     spec = f"minimax:iterations={args.iterations}"
-    a = make_agent(f"{spec},net={nets['new']}", args.game)
-    b = make_agent(f"{spec},net={nets['legacy']}", args.game)
+    a = make_agent(f"{spec},net={nets['a']}", args.game)
+    b = make_agent(f"{spec},net={nets['b']}", args.game)
     record = out / "match.jsonl"
     done = {}
     if record.exists():
@@ -115,8 +115,8 @@ def main() -> int:
     score = (w + 0.5 * d) / len(scores)
     ci = cluster_interval([(s + 1) / 2 for s in scores], units, lo=0.0, hi=1.0)
     summary = {"game": args.game, "minutes": args.minutes, "match": f"{spec}, {args.games} games, "
-               f"{args.opening_plies} opening plies", "a": {"path": args.a, **_games_and_examples(runs["new"][1])},
-               "b": {"path": args.b, **_games_and_examples(runs["legacy"][1])}, "wins": w, "draws": d, "losses": l,
+               f"{args.opening_plies} opening plies", "a": {"path": args.a, **_games_and_examples(runs["a"][1])},
+               "b": {"path": args.b, **_games_and_examples(runs["b"][1])}, "wins": w, "draws": d, "losses": l,
                "score_a": score, "score_interval": [ci.low, ci.high], "units": ci.units}
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps(summary, indent=1))
