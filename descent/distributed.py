@@ -23,6 +23,7 @@ from pathlib import Path
 
 from games import validate
 from games.errors import GameError
+from training.fileio import write_bytes
 
 CONNECT_TIMEOUT = 10.0     # seconds to reach a cluster's address before giving up
 INIT_TIMEOUT = float(os.environ.get("DESCENT_RAY_TIMEOUT", 120))   # seconds for ray.init to connect
@@ -128,7 +129,10 @@ def _unpack(data: bytes, directory: Path) -> None:
             target = (directory / m.name).resolve()
             if not str(target).startswith(str(directory.resolve())) or not m.isfile():
                 raise GameError(f"refusing to unpack {m.name!r} outside {directory}")
-        tar.extractall(directory, filter="data")
+        for m in tar.getmembers():          # file by file, each atomically: a kill leaves whole files
+            target = directory / m.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_bytes(target, tar.extractfile(m).read())
 
 
 def _train_remote(job, queue, shipped: bytes | None):
