@@ -13,8 +13,8 @@ Values are stored from the FIRST player's point of view (so one table serves bot
 tree survives a change of the player to move); every rule converts to the view it needs. Nothing
 assumes that players alternate: each node records its own player to move.
 """
-from libc.stdlib cimport malloc, calloc, free
-from libc.string cimport memset
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 import numpy as np
@@ -24,7 +24,8 @@ from games.validate import search_call
 from games._typedefs cimport action_t, uint64_t
 from search_ext.evaluators cimport Evaluator, ZeroEvaluator
 from search_ext.descent_core cimport (
-    Node, Rules, Table, UNPROVEN, RULE_MINIMAX, skey, set_terminal, select, backup, choose_edge)
+    Examples, Node, Rules, Table, UNPROVEN, RULE_MINIMAX, examples_free, harvest, skey, set_terminal,
+    select, backup, choose_edge)
 from search_ext.descent_core import RULES, BYTES_PER_STATE
 
 from games.errors import GameError
@@ -609,54 +610,27 @@ cdef class BestFirstSearch:
         """Tree learning: every state of the tree below ``start`` that was expanded, and every
         terminal state reached, as ``(planes, value)`` with the value from the point of view of the
         player to move in that state (terminal states: f_t). Returns float32 arrays
-        ``x`` (n, H, W, C) and ``y`` (n,), in a deterministic order (depth first)."""
+        ``x`` (n, H, W, C) and ``y`` (n,), in a deterministic order (depth first: the core's
+        ``harvest``, as the self-play pool emits them)."""
         cdef State s = start.clone()
         cdef int root = self.root_of(s)
-        cdef long n_nodes = self.t.n_nodes
-        cdef unsigned char* seen = <unsigned char*>calloc(n_nodes, 1)
-        if seen == NULL:
-            raise MemoryError()
-        cdef long count = 0
+        cdef Examples ex
+        memset(&ex, 0, sizeof(Examples))
+        ex.enc_size = self.enc_size
+        cdef int rc
         with nogil:
-            count = self._walk(s, root, seen, NULL, NULL, 0)
-        memset(seen, 0, n_nodes)
+            self.t.mark_reachable(-1)             # every node unmarked
+            rc = harvest(self.t, s, root, s.max_plies + 4, &ex)
+        if rc < 0:
+            examples_free(&ex)
+            raise MemoryError()
         h, w, c = self.game.planes_shape
-        x = np.zeros((count, h, w, c), dtype=np.float32)
-        y = np.zeros(count, dtype=np.float32)
+        x = np.empty((ex.n, h, w, c), dtype=np.float32)
+        y = np.empty(ex.n, dtype=np.float32)
         cdef float[:, :, :, ::1] xv = x
         cdef float[::1] yv = y
-        cdef long filled = 0
-        if count > 0:
-            with nogil:
-                filled = self._walk(s, root, seen, &xv[0, 0, 0, 0], &yv[0], 0)
-        free(seen)
+        if ex.n:
+            memcpy(&xv[0, 0, 0, 0], ex.x, sizeof(float) * ex.n * ex.enc_size)
+            memcpy(&yv[0], ex.y, sizeof(float) * ex.n)
+        examples_free(&ex)
         return x, y
-
-    cdef long _walk(self, State s, int idx, unsigned char* seen, float* xs, float* ys,
-                    long k) noexcept nogil:
-        """Depth-first walk over the table from `idx` (state `s`); writes examples from slot k on
-        when `xs` is given; returns the new count."""
-        cdef Node* nd = &self.t.nodes[idx]
-        cdef int e
-        cdef double v
-        if seen[idx]:
-            return k
-        seen[idx] = 1
-        if s._terminal:
-            if xs != NULL:
-                s.encode(xs + k * self.enc_size)
-                v = s.terminal_value()
-                ys[k] = <float>(v if s._player == 0 else -v)
-            return k + 1
-        if not nd.expanded:
-            return k
-        if xs != NULL:
-            s.encode(xs + k * self.enc_size)
-            ys[k] = nd.v if s._player == 0 else -nd.v
-        k += 1
-        for e in range(nd.first_edge, nd.first_edge + nd.n_edges):
-            s.apply(self.t.edges[e].action)
-            k = self._walk(s, self.t.edges[e].child, seen, xs, ys, k)
-            s.undo()
-            nd = &self.t.nodes[idx]
-        return k

@@ -74,6 +74,19 @@ cdef class Table:
     cdef bint crowded(self) noexcept nogil
 
 
+cdef struct Examples:
+    float* x            # n encodings of enc_size floats
+    float* y            # n values, each in its state's mover's view
+    long n, cap
+    int enc_size
+
+# Tree learning (docs/ALGORITHMS.md section 5): append one example; free the buffer; and the walk
+# that emits the expanded and terminal states of a tree (see descent_core.pyx).
+cdef int examples_add(Examples* ex, State s, float value) noexcept nogil
+cdef void examples_free(Examples* ex) noexcept nogil
+cdef int harvest(Table t, State s, int root, int max_depth, Examples* ex) noexcept nogil
+
+
 cdef inline hash_t skey(State s) noexcept nogil:
     """The search key of `s` (equal keys: same future, see State.search_key)."""
     return s._hash ^ s._hist_key

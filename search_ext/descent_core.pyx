@@ -18,7 +18,9 @@ sections 3-5):
   ``select`` (best_action), ``backup`` (value, completion, resolution, and the minimax proof when
   ``Rules.proofs``), ``set_terminal`` (terminal valuation);
 - the self-play move decision: the root actions ranked best first by (c, v) in the mover's view
-  (``rank_order``), a rank drawn from the ordinal distribution or epsilon-greedy (``rank_choice``).
+  (``rank_order``), a rank drawn from the ordinal distribution or epsilon-greedy (``rank_choice``);
+- tree learning's examples: ``harvest`` walks a tree and emits its expanded and terminal states
+  with their values (``Examples``, a growing buffer).
 
 Values are stored from the FIRST player's point of view; nothing assumes that players alternate.
 """
@@ -344,6 +346,101 @@ cdef class Table:
     cdef bint crowded(self) noexcept nogil:
         """Is the table still more than three quarters full (``collect`` freed too little)?"""
         return self.n_nodes > (3 * self.limit_nodes) // 4 or self.n_edges > (3 * self.limit_edges) // 4
+
+
+# ---- tree learning: the examples of a tree -------------------------------------------------------
+
+cdef int examples_add(Examples* ex, State s, float value) noexcept nogil:
+    """Append one example (the encoding of `s`, `value` in its mover's view); -1 when the
+    allocator refused memory."""
+    cdef long cap
+    cdef float* nx
+    cdef float* ny
+    if ex.n == ex.cap:
+        cap = ex.cap * 2 if ex.cap else 1024
+        nx = <float*>realloc(ex.x, sizeof(float) * cap * ex.enc_size)
+        if nx == NULL:
+            return -1
+        ex.x = nx
+        ny = <float*>realloc(ex.y, sizeof(float) * cap)
+        if ny == NULL:
+            return -1
+        ex.y = ny
+        ex.cap = cap
+    s.encode(ex.x + ex.n * ex.enc_size)
+    ex.y[ex.n] = value
+    ex.n += 1
+    return 0
+
+
+cdef void examples_free(Examples* ex) noexcept nogil:
+    free(ex.x); free(ex.y)
+    ex.x = NULL
+    ex.y = NULL
+    ex.n = 0
+    ex.cap = 0
+
+
+cdef int harvest(Table t, State s, int root, int max_depth, Examples* ex) noexcept nogil:
+    """Tree learning: emit as examples the states of the tree below `root` (the node of state `s`)
+    whose nodes are unmarked (mark 0): every expanded state (its value) and every terminal state
+    (f_t), each in its mover's view; marks them 2. Depth first, a state before its children, the
+    children in edge order, each state once, at most `max_depth` plies down; an edge whose node is
+    not its state's (another history) is not followed. `s` is left as it was. Returns 0, or -1
+    when the allocator refused memory."""
+    cdef Node* nd = &t.nodes[root]
+    cdef double tv
+    if nd.mark != 0:
+        return 0
+    nd.mark = 2
+    if s._terminal:
+        tv = s.terminal_value()
+        return examples_add(ex, s, <float>(tv if s._player == 0 else -tv))
+    if not nd.expanded:
+        return 0
+    if examples_add(ex, s, mover_value(nd)) < 0:
+        return -1
+    cdef int* stk = <int*>malloc(sizeof(int) * max_depth * 2)      # node, next edge
+    if stk == NULL:
+        return -1
+    cdef int depth = 1, idx, e, ch
+    stk[0] = root
+    stk[max_depth] = t.nodes[root].first_edge
+    while depth > 0:
+        idx = stk[depth - 1]
+        e = stk[max_depth + depth - 1]
+        if e >= t.nodes[idx].first_edge + t.nodes[idx].n_edges or depth >= max_depth:
+            depth -= 1
+            if depth > 0:
+                s.undo()
+            continue
+        stk[max_depth + depth - 1] = e + 1
+        ch = t.edges[e].child
+        if t.nodes[ch].mark != 0:
+            continue
+        s.apply(t.edges[e].action)
+        if not same_state(&t.nodes[ch], s):
+            s.undo()
+            continue
+        t.nodes[ch].mark = 2
+        if s._terminal:
+            tv = s.terminal_value()
+            if examples_add(ex, s, <float>(tv if s._player == 0 else -tv)) < 0:
+                free(stk)
+                return -1
+            s.undo()
+            continue
+        if not t.nodes[ch].expanded:
+            s.undo()
+            continue
+        if examples_add(ex, s, mover_value(&t.nodes[ch])) < 0:
+            free(stk)
+            return -1
+        stk[depth] = ch
+        stk[max_depth + depth] = t.nodes[ch].first_edge
+        depth += 1
+    free(stk)
+    return 0
 
 
 # ---- the move decision, for tests and tools ----------------------------------------------------------

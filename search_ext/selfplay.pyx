@@ -34,7 +34,7 @@ each time an expansion reaches it; the iteration follows the current state's key
 child index stored on the edge.
 """
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
@@ -43,8 +43,8 @@ import numpy as np
 from games._state cimport State
 from games._typedefs cimport action_t, hash_t, uint64_t, rng_below
 from search_ext.descent_core cimport (
-    Node, Rules, Table, TABLE_NO_MEMORY, RULE_MINIMAX, skey, same_state, mover_value, set_terminal,
-    select, backup, choose_edge)
+    Examples, Node, Rules, Table, TABLE_NO_MEMORY, RULE_MINIMAX, examples_free, harvest, skey,
+    same_state, set_terminal, select, backup, choose_edge)
 from search_ext.descent_core import ordinal_probabilities, sample_ranks
 
 __all__ = ["SelfPlayPool", "ordinal_probabilities", "sample_ranks"]
@@ -101,10 +101,7 @@ cdef class Slot:
     cdef signed char* movers
     cdef int short_moves
     cdef long iterations_total
-    cdef float* ex_x
-    cdef float* ex_y
-    cdef long n_ex, cap_ex
-    cdef int enc_size
+    cdef Examples ex             # the game's tree-learning examples so far
     cdef double t_start
 
     def __cinit__(self, object info, long max_nodes):
@@ -123,35 +120,13 @@ cdef class Slot:
                 and self.root_values and self.movers):
             raise MemoryError()
         h, w, c = info.planes_shape
-        self.enc_size = h * w * c
+        self.ex.enc_size = h * w * c
         self.pending_node = -1
 
     def __dealloc__(self):
         free(self.path); free(self.pending); free(self.kids); free(self.acts)
         free(self.moves); free(self.root_values); free(self.movers)
-        free(self.ex_x); free(self.ex_y)
-
-    cdef int emit(self, State st, float value) noexcept nogil:
-        """Append one example (the encoding of `st`, `value` in its mover's view)."""
-        cdef long cap
-        cdef float* nx
-        cdef float* ny
-        if self.n_ex == self.cap_ex:
-            cap = self.cap_ex * 2 if self.cap_ex else 1024
-            nx = <float*>realloc(self.ex_x, sizeof(float) * cap * self.enc_size)
-            if nx == NULL:
-                return -1
-            self.ex_x = nx
-            ny = <float*>realloc(self.ex_y, sizeof(float) * cap)
-            if ny == NULL:
-                return -1
-            self.ex_y = ny
-            self.cap_ex = cap
-        st.encode(self.ex_x + self.n_ex * self.enc_size)
-        self.ex_y[self.n_ex] = value
-        self.n_ex += 1
-        return 0
-
+        examples_free(&self.ex)
 
 
 cdef class SelfPlayPool:
@@ -206,7 +181,7 @@ cdef class SelfPlayPool:
         cdef Slot g
         total = self.batch.nbytes
         for g in self.slots:
-            total += g.tree.bytes_used() + g.cap_ex * (g.enc_size + 1) * 4
+            total += g.tree.bytes_used() + g.ex.cap * (g.ex.enc_size + 1) * 4
         return total
 
     # ---- game life -----------------------------------------------------------------------------
@@ -236,17 +211,17 @@ cdef class SelfPlayPool:
         g.plies = 0
         g.short_moves = 0
         g.iterations_total = 0
-        g.n_ex = 0
+        g.ex.n = 0
 
     cdef dict finish(self, Slot g):
         h, w, c = self.info.planes_shape
-        x = np.empty((g.n_ex, h, w, c), dtype=np.float32)
-        y = np.empty(g.n_ex, dtype=np.float32)
+        x = np.empty((g.ex.n, h, w, c), dtype=np.float32)
+        y = np.empty(g.ex.n, dtype=np.float32)
         cdef float[:, :, :, ::1] xv = x
         cdef float[::1] yv = y
-        if g.n_ex:
-            memcpy(&xv[0, 0, 0, 0], g.ex_x, sizeof(float) * g.n_ex * g.enc_size)
-            memcpy(&yv[0], g.ex_y, sizeof(float) * g.n_ex)
+        if g.ex.n:
+            memcpy(&xv[0, 0, 0, 0], g.ex.x, sizeof(float) * g.ex.n * g.ex.enc_size)
+            memcpy(&yv[0], g.ex.y, sizeof(float) * g.ex.n)
         moves = [int(g.moves[i]) for i in range(g.plies)]
         rv = np.array([g.root_values[i] for i in range(g.plies)], dtype=np.float32)
         mv = np.array([g.movers[i] for i in range(g.plies)], dtype=np.int8)
@@ -256,11 +231,7 @@ cdef class SelfPlayPool:
                "compactions": int(g.compactions),
                "seconds": now() - g.t_start, "tag": g.tag}
         # release the example buffers of a long game
-        free(g.ex_x); free(g.ex_y)
-        g.ex_x = NULL
-        g.ex_y = NULL
-        g.cap_ex = 0
-        g.n_ex = 0
+        examples_free(&g.ex)
         return out
 
     # ---- the Descent iteration, resumable (the rules are the core's) ------------------------------
@@ -341,62 +312,6 @@ cdef class SelfPlayPool:
             return True
         return False
 
-    cdef int harvest(self, Slot g, int old_root) noexcept nogil:
-        """Emit as examples the expanded and terminal states below `old_root` (state g.base) whose
-        nodes are not marked reachable (mark 1); marks them 2. Walks with an explicit stack, in
-        the depth-first order of BestFirstSearch.collect_examples."""
-        cdef Node* nd = &g.tree.nodes[old_root]
-        if nd.mark != 0:
-            return 0
-        nd.mark = 2
-        if nd.expanded:
-            if g.emit(g.base, mover_value(nd)) < 0:
-                return -1
-        else:
-            return 0
-        cdef int* stk = <int*>malloc(sizeof(int) * g.path_cap * 2)
-        if stk == NULL:
-            return -1
-        cdef int depth = 1, idx, e, ch
-        cdef double tv
-        stk[0] = old_root
-        stk[g.path_cap] = g.tree.nodes[old_root].first_edge
-        while depth > 0:
-            idx = stk[depth - 1]
-            e = stk[g.path_cap + depth - 1]
-            if e >= g.tree.nodes[idx].first_edge + g.tree.nodes[idx].n_edges or depth >= g.path_cap:
-                depth -= 1
-                if depth > 0:
-                    g.base.undo()
-                continue
-            stk[g.path_cap + depth - 1] = e + 1
-            ch = g.tree.edges[e].child
-            if g.tree.nodes[ch].mark != 0:
-                continue
-            g.base.apply(g.tree.edges[e].action)
-            if not same_state(&g.tree.nodes[ch], g.base):
-                g.base.undo()            # the edge's node is not this state (history): skip it
-                continue
-            g.tree.nodes[ch].mark = 2
-            if g.base._terminal:
-                tv = g.base.terminal_value()
-                if g.emit(g.base, <float>(tv if g.base._player == 0 else -tv)) < 0:
-                    free(stk)
-                    return -1
-                g.base.undo()
-                continue
-            if not g.tree.nodes[ch].expanded:
-                g.base.undo()
-                continue
-            if g.emit(g.base, mover_value(&g.tree.nodes[ch])) < 0:
-                free(stk)
-                return -1
-            stk[depth] = ch
-            stk[g.path_cap + depth] = g.tree.nodes[ch].first_edge
-            depth += 1
-        free(stk)
-        return 0
-
     cdef int play_move(self, Slot g) noexcept nogil:
         """Choose and play the move at the searched root; harvest and compact the table.
         Returns 1 when the game is over, 0 otherwise, -1 when memory ran out."""
@@ -426,7 +341,7 @@ cdef class SelfPlayPool:
             # emit the states the new root cannot reach (all of them at the end), drop them
             if g.tree.mark_reachable(new_root) < 0:
                 return -1
-            if self.harvest(g, g.base_node) < 0:
+            if harvest(g.tree, g.base, g.base_node, g.path_cap, &g.ex) < 0:
                 return -1
             if g.tree.compact(-1) == TABLE_NO_MEMORY:
                 return -1
