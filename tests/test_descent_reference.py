@@ -60,13 +60,14 @@ def draw_rank(n: int, e: float, epsilon: float, rng: SplitMix) -> int:
     u = rng.uniform()
     if epsilon >= 0:
         return rng.below(n) if u < epsilon else 0
-    rest = 1.0
+    probs, rest = [], 1.0                # P(rank i) = (e + (1 - e) / (n - i)) * (1 - sum_{j<i} P(j))
     for i in range(n):
-        p = (e + (1.0 - e) / (n - i)) * rest
+        probs.append((e + (1.0 - e) / (n - i)) * rest)
+        rest -= probs[-1]
+    for i, p in enumerate(probs):        # the first rank whose share holds u
         if u < p:
             return i
         u -= p
-        rest -= p
     return n - 1
 
 
