@@ -1,8 +1,9 @@
 # The Descent core: the search tree (transposition table), the rules of Unbounded Minimax with
 # completion, Minibal_n and Minibal_+ (better, select, backup with completion, resolution and the
-# minimax proof), terminal valuation and the self-play move decision. Written once here and in
-# descent_core.pyx; used by search_ext.bestfirst.BestFirstSearch (one search, synchronous
-# evaluator) and search_ext.selfplay.SelfPlayPool (many games, one batched network call per round).
+# minimax proof), terminal valuation, the self-play move decision and tree learning's example walk.
+# Written once here and in descent_core.pyx; used by search_ext.bestfirst.BestFirstSearch (one
+# search, synchronous evaluator) and search_ext.selfplay.SelfPlayPool (many games, one batched
+# network call per round).
 # The rules are inline (compiled into each user) so the hot loops pay no call through a pointer.
 # docs/ALGORITHMS.md sections 3-5 give the rules; the Minibal paper, Algorithms 1-4.
 from libc.math cimport fabs
@@ -36,7 +37,7 @@ cdef struct Edge:
 
 cdef enum:
     UNPROVEN = 2
-    TABLE_NO_MEMORY = -3    # compact/collect: the allocator refused memory (the table is unchanged)
+    TABLE_NO_MEMORY = -3    # compact/collect: the allocator refused memory (a fatal error for the caller)
 
 cdef enum:
     RULE_MINIMAX = 0
