@@ -38,6 +38,20 @@ RULES = {"minimax": RULE_MINIMAX, "minibal_n": RULE_MINIBAL_N, "minibal_plus": R
 BYTES_PER_STATE = sizeof(Node) + 2 * sizeof(Edge) + 4 * sizeof(int)
 
 
+cdef void* _grow(void* p, size_t size, long* cap, long need, long limit) noexcept nogil:
+    """`p` (an array of `size`-byte elements with room for cap[0]) reallocated to hold `need`:
+    the capacity doubles (capped at `limit`). NULL when the allocator refused (`p` is then kept)."""
+    cdef long new_cap = cap[0] * 2
+    while new_cap < need:
+        new_cap *= 2
+    if new_cap > limit:
+        new_cap = limit
+    cdef void* q = realloc(p, size * new_cap)
+    if q != NULL:
+        cap[0] = new_cap
+    return q
+
+
 cdef int _cmp_desc(const void* a, const void* b) noexcept nogil:
     cdef long x = (<const long*>a)[0], y = (<const long*>b)[0]
     return (x < y) - (x > y)
@@ -134,16 +148,11 @@ cdef class Table:
         if self.n_nodes >= self.limit_nodes:
             return -1
         cdef Node* grown
-        cdef long new_cap
         if self.n_nodes == self.cap_nodes:
-            new_cap = self.cap_nodes * 2
-            if new_cap > self.limit_nodes:
-                new_cap = self.limit_nodes
-            grown = <Node*>realloc(self.nodes, sizeof(Node) * new_cap)
+            grown = <Node*>_grow(self.nodes, sizeof(Node), &self.cap_nodes, self.n_nodes + 1, self.limit_nodes)
             if grown == NULL:
                 return -1
             self.nodes = grown
-            self.cap_nodes = new_cap
         if (self.n_nodes + 1) * 2 > self.cap_slots:
             if self.rebuild_slots(self.cap_slots * 2) < 0:
                 return -1
@@ -178,20 +187,13 @@ cdef class Table:
         """Index of the first of `n` new edges; -1 when the table is full (``limit_edges``) or the
         allocator refused memory."""
         cdef Edge* grown
-        cdef long new_cap
         if self.n_edges + n > self.limit_edges:
             return -1
         if self.n_edges + n > self.cap_edges:
-            new_cap = self.cap_edges * 2
-            while new_cap < self.n_edges + n:
-                new_cap *= 2
-            if new_cap > self.limit_edges:
-                new_cap = self.limit_edges
-            grown = <Edge*>realloc(self.edges, sizeof(Edge) * new_cap)
+            grown = <Edge*>_grow(self.edges, sizeof(Edge), &self.cap_edges, self.n_edges + n, self.limit_edges)
             if grown == NULL:
                 return -1
             self.edges = grown
-            self.cap_edges = new_cap
         cdef long first = self.n_edges
         self.n_edges += n
         return first
