@@ -52,6 +52,19 @@ cdef void* _grow(void* p, size_t size, long* cap, long need, long limit) noexcep
     return q
 
 
+cdef inline long _probe(Table t, hash_t key, bint terminal) noexcept nogil:
+    """The hash slot of (`key`, `terminal`): the slot of its node, or the empty slot where its node
+    would go (linear probing)."""
+    cdef long mask = t.cap_slots - 1
+    cdef long j = <long>(key & <hash_t>mask)
+    cdef int idx
+    while True:
+        idx = t.slots[j]
+        if idx < 0 or (t.nodes[idx].key == key and t.nodes[idx].terminal == terminal):
+            return j
+        j = (j + 1) & mask
+
+
 cdef int _cmp_desc(const void* a, const void* b) noexcept nogil:
     cdef long x = (<const long*>a)[0], y = (<const long*>b)[0]
     return (x < y) - (x > y)
@@ -120,31 +133,16 @@ cdef class Table:
 
     cdef int find(self, hash_t key, bint terminal) noexcept nogil:
         """Index of the node of (`key`, `terminal`), -1 when absent."""
-        cdef long mask = self.cap_slots - 1
-        cdef long j = <long>(key & <hash_t>mask)
-        cdef int idx
-        while True:
-            idx = self.slots[j]
-            if idx < 0:
-                return -1
-            if self.nodes[idx].key == key and self.nodes[idx].terminal == terminal:
-                return idx
-            j = (j + 1) & mask
+        return self.slots[_probe(self, key, terminal)]
 
     cdef int lookup(self, hash_t key, bint terminal, int player, bint* created) noexcept nogil:
         """Index of the node of (`key`, `terminal`), created (unvalued) when absent; -1 when the
         table is full (``limit_nodes``) or the allocator refused memory."""
-        cdef long mask = self.cap_slots - 1
-        cdef long j = <long>(key & <hash_t>mask)
-        cdef int idx
-        while True:
-            idx = self.slots[j]
-            if idx < 0:
-                break
-            if self.nodes[idx].key == key and self.nodes[idx].terminal == terminal:
-                created[0] = False
-                return idx
-            j = (j + 1) & mask
+        cdef long j = _probe(self, key, terminal)
+        cdef int idx = self.slots[j]
+        if idx >= 0:
+            created[0] = False
+            return idx
         if self.n_nodes >= self.limit_nodes:
             return -1
         cdef Node* grown
@@ -156,10 +154,7 @@ cdef class Table:
         if (self.n_nodes + 1) * 2 > self.cap_slots:
             if self.rebuild_slots(self.cap_slots * 2) < 0:
                 return -1
-            mask = self.cap_slots - 1
-            j = <long>(key & <hash_t>mask)
-            while self.slots[j] >= 0:
-                j = (j + 1) & mask
+            j = _probe(self, key, terminal)       # the key is absent: an empty slot
         idx = <int>self.n_nodes
         self.n_nodes += 1
         if self.n_nodes > self.peak_nodes:
