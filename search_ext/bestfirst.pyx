@@ -24,8 +24,8 @@ from games.validate import search_call
 from games._typedefs cimport action_t, uint64_t
 from search_ext.evaluators cimport Evaluator, ZeroEvaluator
 from search_ext.descent_core cimport (
-    Examples, Node, Rules, Table, UNPROVEN, RULE_MINIMAX, examples_free, harvest, skey, set_terminal,
-    select, backup, choose_edge)
+    Examples, Node, Rules, Table, UNPROVEN, RULE_MINIMAX, examples_free, harvest, skey, same_state,
+    set_terminal, child_node, select, backup, choose_edge)
 from search_ext.descent_core import RULES, BYTES_PER_STATE
 
 from games.errors import GameError
@@ -273,16 +273,13 @@ cdef class BestFirstSearch:
         for i in range(n):
             a = self.scratch[i]
             s.apply(a)
-            child = self.t.lookup(skey(s), s._terminal, s._player, &created)
+            child = child_node(self.t, s, False, &created)
             if child < 0:
                 s.undo()
                 self.unqueue(n_eval)
                 return OUT_OF_MEMORY
             ch = &self.t.nodes[child]
-            if ch.terminal:
-                if not ch.evaluated:
-                    set_terminal(ch, s)
-            elif not ch.evaluated:
+            if not ch.terminal and not ch.evaluated:
                 ch.evaluated = QUEUED               # once per batch, even if two actions lead here
                 if self.evaluator.needs_encoding:
                     s.encode(self.enc + <long>n_eval * self.enc_size)
@@ -319,16 +316,13 @@ cdef class BestFirstSearch:
         """Edge `e` leads to `s` (already played) but its child node is not `s`'s: point it to
         the node of `s` (created and valued when absent)."""
         cdef bint created
-        cdef int child = self.t.lookup(skey(s), s._terminal, s._player, &created)
+        cdef int child = child_node(self.t, s, False, &created)
         if child < 0:
             return OUT_OF_MEMORY
         cdef Node* ch = &self.t.nodes[child]
         cdef action_t a
         cdef int rc
-        if ch.terminal:
-            if not ch.evaluated:
-                set_terminal(ch, s)
-        elif not ch.evaluated:
+        if not ch.terminal and not ch.evaluated:
             a = s.undo()
             if self.evaluator.needs_encoding:
                 s.apply(a)
@@ -371,7 +365,7 @@ cdef class BestFirstSearch:
         s.apply(self.t.edges[e].action)
         child = self.t.edges[e].child
         # follow the current state's key, not only the index stored on the edge
-        if self.t.nodes[child].key != skey(s) or self.t.nodes[child].terminal != s._terminal:
+        if not same_state(&self.t.nodes[child], s):
             child = self.relink(s, e)
             if child < 0:
                 s.undo()

@@ -114,6 +114,16 @@ cdef inline void set_terminal(Node* nd, State s) noexcept nogil:
     nd.evaluated = 1
 
 
+cdef inline int child_node(Table t, State s, bint revalue, bint* created) noexcept nogil:
+    """The node of `s` (the state an action just reached), created when absent; -1 when the table
+    is full. A terminal state's node is valued by ``set_terminal``: once, or with `revalue` each
+    time (the self-play pool's policy)."""
+    cdef int idx = t.lookup(skey(s), s._terminal, s._player, created)
+    if idx >= 0 and s._terminal and (revalue or not t.nodes[idx].evaluated):
+        set_terminal(&t.nodes[idx], s)
+    return idx
+
+
 cdef inline bint better(Table t, Rules* rules, int player, int e, int f) noexcept nogil:
     """Does edge e beat edge f for `player` (the mover of their parent) under the rule?"""
     cdef Node* a = &t.nodes[t.edges[e].child]

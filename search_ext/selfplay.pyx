@@ -3,7 +3,7 @@
 ``SelfPlayPool`` keeps ``games_in_flight`` games going. Each game has its own search tree (the
 Descent core's transposition table, ``search_ext.descent_core.Table``, kept across the game's
 moves) and runs Descent (docs/ALGORITHMS.md section 5) with the core's rules (Unbounded Minimax with
-completion: ``select``, ``backup``, ``set_terminal``): every iteration goes down from the root,
+completion: ``select``, ``backup``, ``child_node``): every iteration goes down from the root,
 expanding each unexpanded state it meets, along the best unresolved child by (completion, value,
 count) in the mover's view, until a terminal or resolved state; then the values and resolutions are
 backed up along the path. Unlike ``search_ext.bestfirst.BestFirstSearch`` (the agents' search,
@@ -44,7 +44,7 @@ from games._state cimport State
 from games._typedefs cimport action_t, hash_t, uint64_t, rng_below
 from search_ext.descent_core cimport (
     Examples, Node, Rules, Table, TABLE_NO_MEMORY, RULE_MINIMAX, examples_free, harvest, skey,
-    same_state, set_terminal, select, backup, choose_edge)
+    same_state, child_node, select, backup, choose_edge)
 from search_ext.descent_core import ordinal_probabilities, sample_ranks
 
 __all__ = ["SelfPlayPool", "ordinal_probabilities", "sample_ranks"]
@@ -245,14 +245,12 @@ cdef class SelfPlayPool:
         cdef Node* ch
         for i in range(n):
             g.cur.apply(g.acts[i])
-            child = g.tree.lookup(skey(g.cur), g.cur._terminal, g.cur._player, &created)
+            child = child_node(g.tree, g.cur, True, &created)   # terminal: (re)valued at this ply
             if child < 0:
                 g.cur.undo()
                 return EXP_FULL
             ch = &g.tree.nodes[child]
-            if g.cur._terminal:
-                set_terminal(ch, g.cur)         # (re)valued by the terminal evaluation at this ply
-            elif not ch.evaluated:
+            if not ch.terminal and not ch.evaluated:
                 g.cur.encode(batch + <long>(off + n_eval) * self.enc_size)
                 g.pending[n_eval] = child
                 n_eval += 1
@@ -402,15 +400,13 @@ cdef class SelfPlayPool:
             child = g.tree.edges[e].child
             if not same_state(&g.tree.nodes[child], g.cur):
                 # follow the current state, not the stored index
-                child = g.tree.lookup(skey(g.cur), g.cur._terminal, g.cur._player, &created)
+                child = child_node(g.tree, g.cur, True, &created)
                 if child < 0:
                     g.cur.undo()
                     g.full = True
                     self.end_iteration(g, False)
                     continue
                 g.tree.edges[e].child = child
-                if g.cur._terminal:
-                    set_terminal(&g.tree.nodes[child], g.cur)
             g.path[g.path_len] = child
             g.path_len += 1
 
