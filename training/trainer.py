@@ -273,9 +273,6 @@ class _Learner:
         self.check()
 
 
-NODE_BYTES = 80     # a self-play table's state with its edges and hash slot, about (``[selfplay] max_mb``)
-
-
 @dataclass
 class _Progress:
     """A member's counters and clock: the one structure that the self-play thread (``new_game``,
@@ -503,6 +500,7 @@ class MemberTrainer:
     def _play(self) -> None:
         """Self-play until the budget or ``max_games``; games in flight at the budget are dropped
         and their time counts (the member stops at its budget and writes the milestones due)."""
+        from search_ext.descent_core import BYTES_PER_STATE     # a table state's bytes, about
         from search_ext.selfplay import SelfPlayPool
         sp = self.cfg["selfplay"]
         self.write_milestones()     # a milestone reached before a kill but not yet written
@@ -512,7 +510,7 @@ class MemberTrainer:
                                 iterations=sp["iterations"] if sp["time"] <= 0 else 0,
                                 seconds=sp["time"], games_in_flight=self.in_flight,
                                 max_nodes=max(16, min(sp["max_nodes"],
-                                                      int(sp["max_mb"] * 2 ** 20 / NODE_BYTES))))
+                                                      int(sp["max_mb"] * 2 ** 20 / BYTES_PER_STATE))))
             stopped = pool.run(self.new_game, self.on_game, stop=self.out_of_budget)
         finally:
             self.learner.close()
