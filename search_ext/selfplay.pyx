@@ -25,7 +25,11 @@ no longer reachable from the new root are emitted as examples and dropped from t
 
 Memory: ``max_nodes`` caps each game's table. When it is full the move is decided from the tree
 built so far (a random legal move when even the root could not be expanded) and counted in
-``short_moves``; nothing is raised mid-game.
+``short_moves``; nothing is raised mid-game. ``max_example_bytes`` (0: no cap) caps each game's
+buffer of tree-learning examples: a compaction whose harvest could take the buffer past it drops
+the unreachable states without emitting them (counted in ``dropped_harvests``), so the game plays
+on with fewer examples instead of growing (a long game's harvested examples otherwise grow with
+its length: chess, ~5 KB an example).
 
 History: a terminal state is keyed apart from a non-terminal state of the same key (the table
 matches the terminal flag too: a repetition draw or a ply-cap draw never shares a node with the same
@@ -100,6 +104,7 @@ cdef class Slot:
     cdef float* root_values
     cdef signed char* movers
     cdef int short_moves
+    cdef int dropped_harvests    # compactions whose states were dropped without examples (the cap)
     cdef long iterations_total
     cdef Examples ex             # the game's tree-learning examples so far
     cdef double t_start
@@ -143,15 +148,19 @@ cdef class SelfPlayPool:
     cdef readonly int games_in_flight
     cdef readonly long max_nodes
     cdef readonly long compact_at
+    cdef readonly long max_example_bytes
     cdef list slots
     cdef object batch
     cdef float[:, :, :, ::1] batch_v
     cdef int branching, enc_size
     cdef readonly long eval_calls, eval_states, rounds, abandoned
+    cdef readonly long games_finished, plies_finished, iterations_finished
+    cdef int n_live
     cdef Rules rules                 # Unbounded Minimax with completion, no proofs
 
     def __init__(self, info, evaluate, long iterations=50, double seconds=0.0,
-                 int games_in_flight=1, long max_nodes=2_000_000, long compact_at=-1):
+                 int games_in_flight=1, long max_nodes=2_000_000, long compact_at=-1,
+                 long max_example_bytes=0):
         if iterations <= 0 and seconds <= 0.0:
             raise ValueError("give a budget: iterations > 0 or seconds > 0")
         if games_in_flight < 1:
@@ -169,6 +178,9 @@ cdef class SelfPlayPool:
         self.games_in_flight = games_in_flight
         self.max_nodes = max_nodes
         self.compact_at = max_nodes // 2 if compact_at < 0 else compact_at
+        if max_example_bytes < 0:
+            raise ValueError(f"max_example_bytes must be >= 0, got {max_example_bytes}")
+        self.max_example_bytes = max_example_bytes
         self.branching = info.branching
         h, w, c = info.planes_shape
         self.enc_size = h * w * c
@@ -183,6 +195,32 @@ cdef class SelfPlayPool:
         for g in self.slots:
             total += g.tree.bytes_used() + g.ex.cap * (g.ex.enc_size + 1) * 4
         return total
+
+    def progress_info(self) -> dict:
+        """Where self-play stands, from counts only (cheap: a pass over the games in flight):
+        ``rounds``, ``games_in_flight`` (games being played now), ``games_finished``, ``plies`` and
+        ``iterations`` (finished and in-flight games together), ``longest_game`` (plies of the
+        longest game in flight), ``table_states`` and ``table_bytes`` (the games' tables now),
+        ``example_bytes`` (their pending tree-learning examples), ``memory_bytes`` (tables,
+        examples and the batch buffer: ``memory_bytes()``), ``eval_states`` and ``abandoned``."""
+        cdef Slot g
+        plies, iters, longest, states, tbytes, xbytes = 0, 0, 0, 0, 0, 0
+        for g in self.slots:
+            if not g.active:
+                continue
+            plies += g.plies
+            iters += g.iterations_total
+            longest = max(longest, g.plies)
+            states += g.tree.n_nodes
+            tbytes += g.tree.bytes_used()
+            xbytes += g.ex.cap * (g.ex.enc_size + 1) * 4
+        return {"rounds": int(self.rounds), "games_in_flight": int(self.n_live),
+                "games_finished": int(self.games_finished),
+                "plies": int(self.plies_finished + plies),
+                "iterations": int(self.iterations_finished + iters), "longest_game": int(longest),
+                "table_states": int(states), "table_bytes": int(tbytes),
+                "example_bytes": int(xbytes), "memory_bytes": int(tbytes + xbytes + self.batch.nbytes),
+                "eval_states": int(self.eval_states), "abandoned": int(self.abandoned)}
 
     # ---- game life -----------------------------------------------------------------------------
     cdef void start(self, Slot g, tuple params):
@@ -210,6 +248,7 @@ cdef class SelfPlayPool:
         g.active = True
         g.plies = 0
         g.short_moves = 0
+        g.dropped_harvests = 0
         g.iterations_total = 0
         g.ex.n = 0
 
@@ -228,8 +267,11 @@ cdef class SelfPlayPool:
         out = {"x": x, "y": y, "result": int(g.s._result), "plies": int(g.plies), "moves": moves,
                "root_values": rv, "movers": mv, "short_moves": int(g.short_moves),
                "iterations": int(g.iterations_total), "peak_nodes": int(g.tree.peak_nodes),
-               "compactions": int(g.compactions),
+               "compactions": int(g.compactions), "dropped_harvests": int(g.dropped_harvests),
                "seconds": now() - g.t_start, "tag": g.tag}
+        self.games_finished += 1
+        self.plies_finished += g.plies
+        self.iterations_finished += g.iterations_total
         # release the example buffers of a long game
         examples_free(&g.ex)
         return out
@@ -310,6 +352,20 @@ cdef class SelfPlayPool:
             return True
         return False
 
+    cdef bint harvest_fits(self, Slot g) noexcept nogil:
+        """Whether harvesting the table keeps the game's example buffer within
+        ``max_example_bytes`` (0: no cap). A harvest adds at most one example a table state, and a
+        buffer that must grow at most doubles past its need."""
+        if self.max_example_bytes <= 0:
+            return True
+        cdef long need = g.ex.n + g.tree.n_nodes
+        if need <= g.ex.cap:
+            return True
+        cdef long cap = g.ex.cap if g.ex.cap else 1024
+        while cap < need:
+            cap *= 2
+        return cap * (g.ex.enc_size + 1) * 4 <= self.max_example_bytes
+
     cdef int play_move(self, Slot g) noexcept nogil:
         """Choose and play the move at the searched root; harvest and compact the table.
         Returns 1 when the game is over, 0 otherwise, -1 when memory ran out."""
@@ -339,8 +395,11 @@ cdef class SelfPlayPool:
             # emit the states the new root cannot reach (all of them at the end), drop them
             if g.tree.mark_reachable(new_root) < 0:
                 return -1
-            if harvest(g.tree, g.base, g.base_node, g.path_cap, &g.ex) < 0:
-                return -1
+            if self.harvest_fits(g):
+                if harvest(g.tree, g.base, g.base_node, g.path_cap, &g.ex) < 0:
+                    return -1
+            else:
+                g.dropped_harvests += 1
             if g.tree.compact(-1) == TABLE_NO_MEMORY:
                 return -1
             g.compactions += 1
@@ -411,7 +470,7 @@ cdef class SelfPlayPool:
             g.path_len += 1
 
     # ---- driver --------------------------------------------------------------------------------
-    def run(self, new_game, on_game, stop=None):
+    def run(self, new_game, on_game, stop=None, progress=None, long progress_every=64):
         """Play games until ``new_game()`` returns None and every game in flight is over, or until
         ``stop()`` returns true (checked once per round, before the round): the games still in
         flight are then abandoned (counted in ``abandoned``; their examples are dropped) and
@@ -423,7 +482,12 @@ cdef class SelfPlayPool:
         state's mover's view), ``result`` (b_t, first player), ``plies``, ``moves``,
         ``root_values`` (the root's value before each move, mover's view), ``movers``,
         ``short_moves`` (moves searched with fewer iterations than asked: a full table),
+        ``dropped_harvests`` (compactions whose examples were dropped: ``max_example_bytes``),
         ``iterations``, ``peak_nodes``, ``compactions``, ``seconds`` and ``tag``.
+
+        ``progress(info)``, if given, is called every ``progress_every`` rounds (a round: every
+        game in flight advanced to its next expansion, one ``evaluate`` call), before the round,
+        with ``progress_info()``: driven by counts, so a long game reports while it is played.
         """
         cdef Slot g
         cdef int n, rc, k
@@ -436,11 +500,22 @@ cdef class SelfPlayPool:
                 break
             self.start(g, tuple(params))
             live.append(g)
+        self.n_live = len(live)
+        if progress_every < 1:
+            raise ValueError(f"progress_every must be >= 1, got {progress_every}")
+        cdef long since = 0
         while live:
+            if progress is not None:
+                if since == 0:
+                    progress(self.progress_info())
+                since += 1
+                if since >= progress_every:
+                    since = 0
             if stop is not None and stop():
                 for g in live:
                     g.active = False
                 self.abandoned += len(live)
+                self.n_live = 0
                 return len(live)
             n = 0
             waiting = []
@@ -476,4 +551,5 @@ cdef class SelfPlayPool:
                     live.append(g)
                 else:
                     g.active = False
+            self.n_live = len(live)
         return 0

@@ -105,6 +105,14 @@ class RuntimeOptions:
         "async", "training passes in a thread beside self-play, one per game, self-play waiting "
                  "when the learner is behind (thread); in a thread self-play never waits for, one "
                  "pass per backlog of games (async); or between games (inline)", choices=LEARNERS)
+    memory_mb: float = option(
+        2048.0, "memory cap of a member in megabytes: self-play tables and examples of all games "
+                "in flight, replay window and network (training.memory); reaching it degrades "
+                "search, never grows past it", min=16.0, max=1e7)
+    progress_seconds: float = option(
+        20.0, "seconds between a member's progress lines (games in flight, plies, iterations "
+              "per second, table size, memory, ETA; also status.json and TensorBoard)",
+        min=1.0, max=3600.0)
     engine: str = option(
         "pool", "self-play engine: the batched self-play pool (legacy, the one-game path it "
                 "replaced, is deprecated: accepted with a warning, it means pool)",

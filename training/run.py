@@ -145,6 +145,10 @@ def run_training(game: str, cfg: dict, population: int, budget: float, milestone
 
         def on_record(rec):
             i = rec["member"]
+            if rec.get("progress"):            # a member's progress while it plays
+                from training.progress import progress_line
+                (bar.write if progress else echo)(progress_line(rec))
+                return
             new = min(rec["train_seconds"], budget)
             bar.update(max(0, round(new) - round(min(done[i], budget))))
             done[i] = new

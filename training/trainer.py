@@ -502,16 +502,28 @@ class MemberTrainer:
         and their time counts (the member stops at its budget and writes the milestones due)."""
         from search_ext.descent_core import BYTES_PER_STATE     # a table state's bytes, about
         from search_ext.selfplay import SelfPlayPool
+        from training.memory import network_bytes, selfplay_caps
+        from training.progress import ROUNDS as PROGRESS_ROUNDS, ProgressReporter
         sp = self.cfg["selfplay"]
         self.write_milestones()     # a milestone reached before a kill but not yet written
         self.progress.reset_clock()
+        # the member's memory cap (training.memory), shared by the games in flight
+        caps = selfplay_caps(self.info, self.in_flight, self.options.memory_mb,
+                             network_bytes(self.model))
+        self.in_flight = caps["games_in_flight"]
+        reporter = ProgressReporter(self.mdir, self.job.member, self.job.budget,
+                                    self.options.memory_mb, self.progress.timing,
+                                    self.progress.counters, self.report, self.writer, self.tf,
+                                    self.options.progress_seconds)
         try:
             pool = SelfPlayPool(self.info, self.evaluate,
                                 iterations=sp["iterations"] if sp["time"] <= 0 else 0,
                                 seconds=sp["time"], games_in_flight=self.in_flight,
-                                max_nodes=max(16, min(sp["max_nodes"],
-                                                      int(sp["max_mb"] * 2 ** 20 / BYTES_PER_STATE))))
-            stopped = pool.run(self.new_game, self.on_game, stop=self.out_of_budget)
+                                max_nodes=max(16, min(sp["max_nodes"], caps["max_nodes"],
+                                                      int(sp["max_mb"] * 2 ** 20 / BYTES_PER_STATE))),
+                                max_example_bytes=caps["max_example_bytes"])
+            stopped = pool.run(self.new_game, self.on_game, stop=self.out_of_budget,
+                               progress=reporter, progress_every=PROGRESS_ROUNDS)
         finally:
             self.learner.close()
         if stopped and self.learner.error is None:

@@ -1,0 +1,49 @@
+"""One memory cap per member (issue 20, item 3): ``[run] memory_mb`` split among what grows.
+
+A member holds its network (weights, Adam's two moments, the inference copy), the replay window
+(``[training] replay_games`` games' examples) and its self-play: ``games_in_flight`` games, each
+with a search table and a buffer of tree-learning examples harvested so far. ``selfplay_caps``
+gives each game in flight an equal share of what the cap leaves for self-play:
+
+* the network: 4 copies of its parameters (weights, two Adam moments, inference), float32;
+* the replay window: ``REPLAY_SHARE`` of the cap (the window is bounded by its game count, not
+  here: a member whose window outgrows this share shows it in its progress's ``rss_mb``);
+* the rest, less the pool's batch buffer, split equally among the games in flight, each game's
+  share half for its table (``max_nodes`` from ``BYTES_PER_STATE``, with room for the table's
+  capacity to double) and half for its examples (``max_example_bytes``).
+
+Reaching a share degrades self-play instead of growing: a full table decides its move from the tree
+built so far (``short_moves``), a full example buffer drops the states of a compaction without
+emitting them (``dropped_harvests``). Too small a cap for even one game's minimum table lowers
+``games_in_flight`` (to 1 at least: a cap below one game's minimum is raised to it).
+"""
+from __future__ import annotations
+
+REPLAY_SHARE = 0.25            # of the cap, for the replay window
+TABLE_HEADROOM = 2             # a table's capacity may double past its states
+
+
+def network_bytes(model) -> int:
+    """Weights, Adam's two moments and the inference copy: 4 float32 copies of the parameters."""
+    return 4 * 4 * int(sum(int(w.shape.num_elements()) for w in model.weights))
+
+
+def selfplay_caps(info, games_in_flight: int, memory_mb: float, net_bytes: int = 0) -> dict:
+    """The pool's ``games_in_flight``, ``max_nodes`` and ``max_example_bytes`` for a member capped
+    at ``memory_mb`` megabytes, plus ``game_share_bytes`` (one game's share: its table's and its
+    examples' bytes stay below it)."""
+    from search_ext.descent_core import BYTES_PER_STATE
+    h, w, c = info.planes_shape
+    enc = h * w * c * 4
+    cap = int(memory_mb * 2 ** 20)
+    selfplay = cap - int(cap * REPLAY_SHARE) - net_bytes
+    min_nodes = 2 * info.branching + 16
+    min_game = 2 * TABLE_HEADROOM * min_nodes * BYTES_PER_STATE
+    n = max(1, int(games_in_flight))
+    while n > 1 and (selfplay - n * info.branching * enc) // n < min_game:
+        n -= 1
+    share = max(min_game, (selfplay - n * info.branching * enc) // n)
+    max_nodes = max(min_nodes, share // 2 // (TABLE_HEADROOM * BYTES_PER_STATE))
+    return {"games_in_flight": n, "max_nodes": int(max_nodes),
+            "max_example_bytes": int(share - max_nodes * TABLE_HEADROOM * BYTES_PER_STATE),
+            "game_share_bytes": int(share)}
