@@ -444,10 +444,25 @@ def checkpoints(game, root):
     if not rows:
         click.echo("no checkpoints found" + (f" for {spec}" if spec else "") + f" under {root or DEFAULT_ROOT}")
         return
-    click.echo(f"{'game':<28} {'member':>6} {'milestone':>10} {'games':>7} {'trained s':>10}  path")
+    def shown(x, fmt=""):
+        return "?" if x is None else format(x, fmt)
+    click.echo(f"{'game':<28} {'member':>6} {'milestone':>10} {'games':>7} {'examples':>9} "
+               f"{'trained s':>10}  path")
+    flagged = 0
     for r in rows:
-        click.echo(f"{r['game']:<28} {r['member']:>6} {r['milestone']:>10} {r['games']:>7} "
-                   f"{r['train_seconds']:>10.0f}  {r['path']}{'' if r['exists'] else ' (missing)'}")
+        flag = ""
+        if r["games"] == 0:
+            flag = "  UNTRAINED (0 games)"
+        elif r["undertrained"]:
+            flag = "  UNDERTRAINED"
+        flagged += bool(flag)
+        click.echo(f"{r['game']:<28} {r['member']:>6} {r['milestone']:>10} {shown(r['games']):>7} "
+                   f"{shown(r['examples']):>9} {shown(r['train_seconds'], '.0f'):>10}  "
+                   f"{r['path']}{'' if r['exists'] else ' (missing)'}{flag}")
+    if flagged:
+        click.echo(f"{flagged} checkpoint(s) written after fewer self-play games than "
+                   f"min_milestone_games ([run] key): rank leaves out members whose final one saw "
+                   f"none and warns about the others")
 
 
 def _run_dir(game_spec, run):
@@ -457,10 +472,13 @@ def _run_dir(game_spec, run):
 
 def _print_pools(pools):
     from descent.report import pools_summary
-    click.echo(f"{'rank':>4} {'net':<12} {'score':>6} {'games':>6} {'Elo (95%)':>16}")
+    def shown(x):
+        return "?" if x is None else str(x)
+    click.echo(f"{'rank':>4} {'net':<12} {'score':>6} {'games':>6} {'Elo (95%)':>16}  trained on")
     for r in pools["ranking"]:
         click.echo(f"{r['rank']:>4} {r['net']:<12} {r['score']:>6.3f} {r['games']:>6} "
-                   f"{r['elo']:>+8.0f} ± {r['elo_radius']:<5.0f}")
+                   f"{r['elo']:>+8.0f} ± {r['elo_radius']:<5.0f}  "
+                   f"{shown(r.get('trained_games'))} games, {shown(r.get('trained_examples'))} examples")
     click.echo("high-level pool (final checkpoints): " + ", ".join(h["net"] for h in pools["high"]))
     click.echo("low-level pool (early checkpoints):  " + ", ".join(h["net"] for h in pools["low"]))
     s = pools.get("split")
@@ -492,14 +510,17 @@ def _print_pools(pools):
 @click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
-def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_address):
+@click.option("--allow-untrained", is_flag=True,
+              help="Also rank members whose final checkpoint never saw a self-play game.")
+def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_address, allow_untrained):
     """Round-robin tournament of the final networks; split them into high and low pools."""
     from descent.tournament import rank as do_rank
     info = _load(game)
     run_dir = _run_dir(info.spec, run)
     from descent.config import config_ray
     pools = do_rank(run_dir, info.spec, agent, games_per_pair, opening_plies, workers, seed,
-                    ray_address=ray_address or config_ray(info.spec), echo=click.echo)
+                    ray_address=ray_address or config_ray(info.spec), echo=click.echo,
+                    allow_untrained=allow_untrained)
     _print_pools(pools)
     click.echo(f"pools written to {run_dir}/pools.json; results in {run_dir}/results.db")
 

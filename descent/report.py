@@ -160,9 +160,13 @@ def pools_summary(run_dir: Path) -> list[str]:
         return [f"{path}: unreadable pools.json"]
     lines = [f"{p['game']}: ranked by {p['agent']}, {p.get('games_per_pair')} games per pair, "
              f"{p.get('opening_plies', 0)} opening plies"]
+    def shown(x):
+        return "?" if x is None else str(x)
     for r in p["ranking"]:
         lines.append(f"  {r['rank']}. {r['net']:<12} score {r['score']:.3f} over {r['games']} games, "
-                     f"Elo {r['elo']:+.0f} ± {r['elo_radius']:.0f}")
+                     f"Elo {r['elo']:+.0f} ± {r['elo_radius']:.0f} (trained on "
+                     f"{shown(r.get('trained_games'))} self-play games, "
+                     f"{shown(r.get('trained_examples'))} examples)")
     s = p.get("split")
     if s:
         lines.append(f"  split high {', '.join(h['net'] for h in p['high'])} / low "
@@ -182,6 +186,12 @@ def pools_summary(run_dir: Path) -> list[str]:
                      f"{', '.join(str(m) for m in p['same_state'])}")
     for x in p.get("excluded", []):
         lines.append(f"  left out: member {x['member']} (missing milestone(s) {', '.join(x['missing'])})")
+    for x in p.get("untrained", []):
+        lines.append(f"  left out: member {x['member']} (final checkpoint {x['net']} never saw a "
+                     f"self-play game)")
+    for x in p.get("undertrained", []):
+        lines.append(f"  WARNING: {x['net']} is undertrained ({shown(x['games'])} self-play games, "
+                     f"{shown(x['examples'])} examples behind it)")
     return lines
 
 

@@ -52,10 +52,22 @@ class Net:
     seconds: float
     path: str
     games: int | None = None       # self-play games behind the checkpoint (from its metadata)
+    examples: int | None = None    # training examples behind it (None: an older record)
+    undertrained: bool | None = None   # fewer games than min_milestone_games (None: unknown)
 
     @property
     def label(self) -> str:
         return f"m{self.member:02d}@{self.milestone}"
+
+    @property
+    def untrained(self) -> bool:
+        """A network that never saw a self-play game (its milestone came before the first)."""
+        return self.games == 0
+
+    def behind(self) -> str:
+        """'N games, M examples' ('?' where an older record does not say)."""
+        return (f"{'?' if self.games is None else self.games} games, "
+                f"{'?' if self.examples is None else self.examples} examples")
 
 
 _POOL_NET = v.Record({"net": v.Str(256, empty=False), "path": v.Str(4096, empty=False)})
@@ -86,19 +98,24 @@ def find_nets(run_dir: Path, game: str) -> dict[int, list[Net]]:
         weights = mj.with_suffix(".weights.h5")
         if not weights.exists() or "member" not in meta or "milestone" not in meta:
             continue
+        from training.run import milestone_undertrained
         out.setdefault(meta["member"], []).append(
             Net(meta["member"], meta["milestone"], meta.get("milestone_seconds", 0.0), str(weights),
-                meta.get("games")))
+                meta.get("games"), meta.get("examples"), milestone_undertrained(meta)))
     for nets in out.values():
         nets.sort(key=lambda n: n.seconds)
     return dict(sorted(out.items()))
 
 
-def select_members(run_dir: Path, game: str) -> dict:
-    """The early and final checkpoint of every member that reached all the run's milestones.
+def select_members(run_dir: Path, game: str, allow_untrained: bool = False) -> dict:
+    """The early and final checkpoint of every member that reached all the run's milestones and
+    whose final checkpoint saw at least one self-play game (unless ``allow_untrained``).
 
     Returns ``{"milestones": [...], "early": {m: Net}, "final": {m: Net}, "excluded": [{member,
-    has, missing}], "note": str | None}``.
+    has, missing}], "untrained": [{member, net, games, examples}], "undertrained": [{member, net,
+    games, examples}], "note": str | None}``: ``untrained`` are the members left out because
+    their final network never saw a game, ``undertrained`` the checkpoints kept that saw fewer
+    games than ``min_milestone_games`` when they were written.
     """
     run_dir = Path(run_dir)
     rec = _run_record(run_dir, game)
@@ -125,11 +142,23 @@ def select_members(run_dir: Path, game: str) -> dict:
             excluded.append({"member": m, "has": sorted(have), "missing": missing})
             continue
         early[m], final[m] = have[names[0]], have[names[-1]]
+    untrained, undertrained = [], []
+
+    def row(m, n):
+        return {"member": m, "net": n.label, "games": n.games, "examples": n.examples}
+    for m in list(final):
+        if final[m].untrained and not allow_untrained:
+            untrained.append(row(m, final[m]))
+            del early[m], final[m]
+            continue
+        for n in (early[m], final[m]) if early[m].path != final[m].path else (final[m],):
+            if n.undertrained or n.untrained:
+                undertrained.append(row(m, n))
     # a game longer than the gap between milestones writes both from the same training state
     same = [m for m in early if early[m].games is not None and early[m].games == final[m].games
             and early[m].path != final[m].path]
     return {"milestones": names, "early": early, "final": final, "excluded": excluded, "note": note,
-            "same_state": same}
+            "same_state": same, "untrained": untrained, "undertrained": undertrained}
 
 
 def _join(spec: str, extra: str) -> str:
@@ -241,14 +270,23 @@ def _split_confidence(n: int, games: list, units: list, high_idx: list[int], low
 def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
          games_per_pair: int = DEFAULT_RANK_GAMES, opening_plies: int = DEFAULT_OPENING_PLIES,
          workers: int = 1, seed: int = 0, db_path=None, progress=True, echo=print,
-         ray_address: str | None = None) -> dict:
+         ray_address: str | None = None, allow_untrained: bool = False) -> dict:
     """Round-robin among the final checkpoints; pools written to ``<run>/pools.json`` with the
-    confidence of the split and the early-versus-final check of the low pool."""
+    confidence of the split and the early-versus-final check of the low pool. A member whose final
+    checkpoint never saw a self-play game is left out (``allow_untrained`` keeps it); checkpoints
+    flagged undertrained are kept with a warning."""
     from search_ext.agents import parse_agent
     from training.fileio import write_json
     parse_agent(agent)
     run_dir = Path(run_dir)
-    sel = select_members(run_dir, game)
+    sel = select_members(run_dir, game, allow_untrained)
+    for x in sel["untrained"]:
+        echo(f"left out: member {x['member']}'s final checkpoint {x['net']} never saw a self-play "
+             f"game (0 games, {x['examples'] if x['examples'] is not None else '?'} examples): an "
+             f"untrained network; train longer, or rank it anyway with --allow-untrained")
+    for x in sel["undertrained"]:
+        echo(f"warning: {x['net']} was written after {x['games']} self-play game(s) "
+             f"({'?' if x['examples'] is None else x['examples']} examples): undertrained")
     if sel["note"]:
         echo(f"note: {sel['note']}")
     for x in sel["excluded"]:
@@ -262,7 +300,10 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
     members = sorted(final)
     if len(members) < 2:
         raise ProtocolError(f"{run_dir}: {len(members)} network(s) reached every milestone "
-                            f"({', '.join(sel['milestones']) or 'none recorded'}); ranking needs at least 2")
+                            f"({', '.join(sel['milestones']) or 'none recorded'})"
+                            + (f" with a trained final checkpoint ({len(sel['untrained'])} never "
+                               f"saw a game)" if sel["untrained"] else "")
+                            + "; ranking needs at least 2")
     db = ResultsDB(db_path or run_dir / "results.db")
     have = db.keys("rank")
     openings = _Openings(game, opening_plies, seed, "rank")
@@ -290,6 +331,8 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
     ratings, radii = fit(len(members), pair_games)
     order = sorted(range(len(members)), key=lambda i: -ratings[i])
     table = [{"rank": k + 1, "member": members[i], "net": final[members[i]].label,
+              "trained_games": final[members[i]].games,
+              "trained_examples": final[members[i]].examples,
               "score": points[i] / max(1, played[i]), "games": played[i],
               "elo": float(ELO * ratings[i]), "elo_radius": float(ELO * radii[i])}
              for k, i in enumerate(order)]
@@ -310,7 +353,8 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
                   "high_vs_low_units": cross.units, "separated": bool(split["margin_low"] > 0)})
     pools = {"game": game, "agent": agent, "games_per_pair": games_per_pair, "opening_plies": opening_plies,
              "seed": seed, "milestones": sel["milestones"], "excluded": sel["excluded"],
-             "same_state": sel["same_state"],
+             "same_state": sel["same_state"], "untrained": sel["untrained"],
+             "undertrained": sel["undertrained"],
              "ranking": table, "split": split,
              "high": [{"member": m, "net": final[m].label, "path": final[m].path} for m in high],
              "low": [{"member": m, "net": early[m].label, "path": early[m].path,

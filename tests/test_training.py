@@ -597,3 +597,216 @@ def test_a_game_without_a_pass_logs_the_last_finite_loss_or_none():
     counted = resumed.count_game(4, 5, [], time_.perf_counter())
     assert counted["loss"] == 0.125 and counted["train_seconds"] > 1.0
     assert resumed.counters()["games"] == 4
+
+
+# ---- issue 20: honest checkpoints, nothing bricked, nothing lost ---------------------------------
+
+WINDOW = 4          # replay_games of the kill tests: small, so that every few games one leaves it
+
+
+def strict_json(text: str, what: str):
+    """``text`` parsed as strict JSON (NaN and infinities refused)."""
+    def refuse(token):
+        raise AssertionError(f"{what} holds {token}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def strict_meta(path: Path) -> dict:
+    import h5py
+    with h5py.File(path, "r") as f:
+        return strict_json(f.attrs["meta"], f"{path} meta")
+
+
+def check_member(mdir: Path, final: bool = False) -> int:
+    """Invariants after any kill (``final``: after a run that ended normally). Returns the counted
+    games."""
+    meta = strict_meta(mdir / "latest.h5")
+    n = meta["counters"]["games"]
+    for p in list(mdir.glob("*.json")):
+        strict_json(p.read_text(), str(p))
+    lines = (mdir / "log.jsonl").read_text().splitlines() if (mdir / "log.jsonl").exists() else []
+    ids = [strict_json(line, "log.jsonl")["game"] for line in lines if line.strip()]
+    assert ids == sorted(set(ids)) and all(g <= n for g in ids), f"duplicated or uncounted games {ids}"
+    files = {int(p.stem[1:]) for p in (mdir / "replay").glob("g*.h5")}
+    window = set(range(max(1, n - WINDOW + 1), n + 1))
+    assert window <= files, f"counted game(s) {sorted(window - files)} of {n} have no replay file"
+    if final:
+        assert ids == list(range(1, n + 1))
+        assert files == window
+        assert not list(mdir.rglob(".*.tmp*")), "temporary files left behind"
+        assert json.loads((mdir / "status.json").read_text())["games"] == n
+    return n
+
+
+# Every crash point a member passes (``grep -rn 'crash_point(' training``: the trainer's three and
+# fileio's tmp_written / renamed.<file> / appended.<file>), each aimed at a moment of the chain
+# below: each run resumes the previous kill and is killed at the next point. ``replay_written:1``
+# and ``state_saved:1`` right after a resume are kills before the learner's first pass of that
+# process (the async learner may count a game without a pass: the NaN case of issue 20).
+KILL_CHAIN = [
+    "renamed.milestone_0.001s.weights.h5:1",   # between a milestone's weights and its JSON
+    "tmp_written.milestone_0.001s.json:1",     # (the resume writes the milestone again)
+    "state_saved:1",                           # first game after a resume, counted, no log line
+    "replay_written:1",                        # its replay file written, not counted
+    "tmp_written:3",                           # inside some atomic write
+    "tmp_written.latest.h5:2",
+    "renamed.latest.h5:2",
+    "replay_written:2",                        # by now past the window: a file must not be lost
+    "appended.log.jsonl:2",
+    "log_written:2",
+    "tmp_written.status.json:1",               # at the end of the call
+    "renamed.status.json:1",
+]
+
+
+def _kill_chain(tmp_path, mode):
+    run = tmp_path / "run"
+    mdir = run / "member_00"
+    cfg = tmp_path / "tiny.toml"
+    cfg.write_text(TINY.replace("replay_games = 30", f"replay_games = {WINDOW}"))
+    args = ["train", "tic_tac_toe", "--config", str(cfg), "--out", str(run), "--budget", "1h",
+            "--milestones", "0.001s,1h", "--learner", mode, "--games-in-flight", "3",
+            "--inference", "numpy", "--max-games", "3"]
+    for crash in KILL_CHAIN:
+        r = subprocess.run([sys.executable, "-m", "descent", *args], capture_output=True, text=True,
+                           env=dict(ENV, DESCENT_CRASH_AT=crash), timeout=300)
+        assert r.returncode == -signal.SIGKILL, f"{crash}: not reached (rc {r.returncode}) {r.stderr}"
+        assert "Traceback" not in r.stderr, r.stderr
+        check_member(mdir)
+    r = subprocess.run([sys.executable, "-m", "descent", *args], capture_output=True, text=True,
+                       env=ENV, timeout=300)
+    assert r.returncode == 0, r.stderr
+    n = check_member(mdir, final=True)
+    assert n >= 3 * 3                   # at least the last call's games and those of the chain
+    assert json.loads((mdir / "milestone_0.001s.json").read_text())["games"] >= 1
+    from training.trainer import SCALARS
+    per_game = {s: [t for t in tags if t in SCALARS] for s, tags in tensorboard_steps(mdir).items()}
+    assert {s: t for s, t in per_game.items() if t} == {g: sorted(SCALARS) for g in range(1, n + 1)}
+
+
+@pytest.mark.parametrize("mode", ["async", pytest.param("thread", marks=pytest.mark.slow),
+                                  pytest.param("inline", marks=pytest.mark.slow)])
+def test_kill_and_resume_at_every_crash_point(tmp_path, mode):
+    """SIGKILL at every crash point, each learner mode: every run resumes, no file holds NaN, no
+    game is logged twice, every counted game of the window keeps its replay file, and the run
+    ends with one log line and one set of scalars per game."""
+    _kill_chain(tmp_path, mode)
+
+
+def test_replay_files_leave_the_window_only_once_the_state_counts(tmp_path):
+    """The lost-game race of issue 20: game N+1's file written, N+1-window's deleted, then a kill
+    before the state counting N+1 is saved left a window one game short on resume. Now the old
+    file goes only in ``trim_files`` (after the state is saved)."""
+    from training.replay import ReplayBuffer
+    buf = ReplayBuffer(tmp_path / "replay", 3, (3, 3, 2))
+    x = np.zeros((2, 3, 3, 2), np.float32)
+    for g in range(1, 5):
+        buf.add(g, x, np.zeros(2, np.float32), np.zeros(2, np.int32), {})
+    assert sorted(buf.games) == [2, 3, 4]                   # out of the window in memory at once
+    assert sorted(buf.files()) == [1, 2, 3, 4]              # the file waits for the state
+    again = ReplayBuffer(tmp_path / "replay", 3, (3, 3, 2))
+    assert again.load(3) == [] and sorted(again.games) == [1, 2, 3]     # a kill: game 4 uncounted
+    assert sorted(again.files()) == [1, 2, 3]
+    buf = ReplayBuffer(tmp_path / "replay", 3, (3, 3, 2))
+    buf.load(3)
+    buf.add(4, x, np.zeros(2, np.float32), np.zeros(2, np.int32), {})
+    buf.trim_files()
+    assert sorted(buf.files()) == [2, 3, 4]
+    (tmp_path / "replay" / "g00000003.h5").unlink()
+    assert ReplayBuffer(tmp_path / "replay", 3, (3, 3, 2)).load(4) == [3]
+
+
+def test_a_nan_in_an_old_checkpoint_is_read_as_null_and_the_run_resumes(tmp_path, tiny_config):
+    """An older version wrote ``"loss": NaN`` into latest.h5's metadata (a game counted before the
+    first pass) and every later start failed. The metric is read as null and the run continues;
+    NaN outside the metrics is still a corrupt checkpoint; nothing new is written with NaN."""
+    import h5py
+    from training.fileio import NonFiniteJSON
+    from training.network import CheckpointError, read_meta, save_state
+    run = tmp_path / "run"
+    mdir = run / "member_00"
+    args = ["train", "tic_tac_toe", "--config", str(tiny_config), "--out", str(run), "--budget",
+            "1h", "--milestones", "1h", "--inference", "numpy", "--learner", "inline"]
+    assert descent(*args, "--max-games", "2").returncode == 0
+    latest = mdir / "latest.h5"
+    good = strict_meta(latest)
+    good["record"]["loss"] = float("nan")
+    good["record"]["value_error"] = float("inf")
+    with h5py.File(latest, "r+") as f:                  # the real file, its metadata as it was
+        f.attrs["meta"] = json.dumps(good)
+    assert '"loss": NaN' in json.dumps(good)
+    log = mdir / "log.jsonl"
+    log.write_text(log.read_text().replace('"loss": null', '"loss": NaN', 1)
+                   .replace('"value_error": ', '"value_error": Infinity, "x": ', 1))
+    meta = read_meta(latest)
+    assert meta["record"]["loss"] is None and meta["record"]["value_error"] is None
+    r = descent(*args, "--max-games", "2")
+    assert r.returncode == 0, r.stderr
+    assert strict_meta(latest)["counters"]["games"] == 4
+    recs = [strict_json(line, "log.jsonl") for line in log.read_text().splitlines()]
+    assert [rec["game"] for rec in recs] == [1, 2, 3, 4]
+    # NaN in the counters: a corrupt checkpoint, named
+    bad = strict_meta(latest)
+    bad["counters"]["train_seconds"] = float("nan")
+    with h5py.File(latest, "r+") as f:
+        f.attrs["meta"] = json.dumps(bad)
+    with pytest.raises(CheckpointError, match=r"meta\.counters\.train_seconds: NaN"):
+        read_meta(latest)
+    # and no writer puts NaN into a checkpoint
+    from training.network import build_model, make_optimizer
+    model = build_model((3, 3, 2), 8, 1, 16)
+    with pytest.raises(NonFiniteJSON):
+        save_state(tmp_path / "x.h5", model, make_optimizer(model, 0.01),
+                   {**good, "record": {"loss": float("nan")}})
+    assert not (tmp_path / "x.h5").exists()
+
+
+def test_resume_without_the_replay_window_continues_from_the_weights(tmp_path, tiny_config):
+    """A run moved without its replay files (all, or some): it continues from the weights and
+    says so in one line; the counters are kept."""
+    import shutil
+    run = tmp_path / "run"
+    mdir = run / "member_00"
+    args = ["train", "tic_tac_toe", "--config", str(tiny_config), "--out", str(run), "--budget",
+            "1h", "--milestones", "1h", "--inference", "numpy", "--learner", "inline"]
+    assert descent(*args, "--max-games", "3").returncode == 0
+    shutil.rmtree(mdir / "replay")
+    r = descent(*args, "--max-games", "2")
+    assert r.returncode == 0, r.stderr
+    notes = [line for line in r.stderr.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and "lacks the files of 3 of its last 3 games (games 1-3)" in notes[0]
+    assert strict_meta(mdir / "latest.h5")["counters"]["games"] == 5
+    assert sorted(int(p.stem[1:]) for p in (mdir / "replay").glob("g*.h5")) == [4, 5]
+    (mdir / "replay" / "g00000004.h5").unlink()
+    r = descent(*args, "--max-games", "1")
+    assert r.returncode == 0 and "lacks the files of 4 of its last 5 games (games 1-4)" in r.stderr
+    assert [rec["game"] for rec in log_records(run)] == list(range(1, 7))
+
+
+def test_a_milestone_before_the_first_game_is_flagged(tmp_path):
+    """A milestone written with 0 games (a game longer than the budget) says so in its JSON, with
+    the games and examples behind it; `descent checkpoints` marks it."""
+    from descent.config import load_config
+    from training.run import list_checkpoints, training_config
+    from training.trainer import MemberJob, train_member
+    cfg = training_config(load_config(Path(__file__).parents[1] / "configs" / "tic_tac_toe.toml"))
+    job = MemberJob(str(tmp_path), 0, "tic_tac_toe", cfg, 1e-9, [("final", 1e-9)], seed=0,
+                    extra={"games_in_flight": 2, "inference": "numpy", "learner": "inline"})
+    assert train_member(job)["games"] == 0
+    meta = json.loads((tmp_path / "member_00" / "milestone_final.json").read_text())
+    assert (meta["games"], meta["examples"], meta["undertrained"]) == (0, 0, True)
+    assert meta["min_milestone_games"] == 10
+    from training.fileio import write_json
+    write_json(tmp_path / "run.json", {"game": "tic_tac_toe", "seed": 0, "config": {}})
+    # an older record without the new fields still lists, '?' where it does not say
+    old = tmp_path / "member_01"
+    old.mkdir()
+    (old / "milestone_final.json").write_text(json.dumps(
+        {"game": "tic_tac_toe", "member": 1, "milestone": "final", "milestone_seconds": 1e-9}))
+    rows = list_checkpoints(tmp_path)
+    assert [(r["member"], r["games"], r["examples"], r["undertrained"]) for r in rows] == \
+        [(0, 0, 0, True), (1, None, None, None)]
+    r = descent("checkpoints", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    line0, line1 = [line for line in r.stdout.splitlines() if "milestone_final" in line]
+    assert "UNTRAINED (0 games)" in line0 and " ? " in line1 and "UNTRAINED" not in line1

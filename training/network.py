@@ -49,7 +49,9 @@ STATE_META = v.Record({**_COMMON_META, "counters": COUNTERS_META}, _OPTIONAL_MET
 WEIGHTS_META = v.Record(_COMMON_META, {**_OPTIONAL_META, "milestone": v.Str(64, empty=False),
                                        "milestone_seconds": v.Real(0.0, 1e10),
                                        "train_seconds": v.Real(0.0, 1e10),
-                                       "games": v.Int(0, v.MAX_COUNT)})
+                                       "games": v.Int(0, v.MAX_COUNT),
+                                       "examples": v.Int(0, 10 ** 15),
+                                       "undertrained": v.Bool()})
 _FORMATS = {"descent-state-1": STATE_META, "descent-weights-1": WEIGHTS_META}
 # Every failure while reading an HDF5 file (h5py raises these for truncated files, wrong objects,
 # link loops, bad attributes)
@@ -67,7 +69,45 @@ def _meta_of(f, path: Path, formats=tuple(_FORMATS)) -> tuple[str, dict]:
     raw = f.attrs.get("meta")
     if isinstance(raw, np.ndarray) or not isinstance(raw, (str, bytes)):
         raise CheckpointError(f"{path}: the metadata attribute is missing or not text")
-    return fmt, v.parse_json(raw, _FORMATS[fmt], CheckpointError, f"checkpoint {path}: meta")
+    return fmt, parse_meta(raw, _FORMATS[fmt], f"checkpoint {path}: meta")
+
+
+# Sections of a checkpoint's metadata that hold metrics (a game's log record): a NaN or an infinity
+# there (older versions wrote ``"loss": NaN`` for a game counted before the first training pass) is
+# read as null. Anywhere else (counters, config, architecture) it is a corrupt checkpoint.
+METRIC_SECTIONS = ("record",)
+
+
+class _NonFinite(str):
+    """A NaN or infinity constant met while parsing metadata (its token)."""
+
+
+def parse_meta(raw, schema, name: str) -> dict:
+    """Checkpoint metadata (JSON text) checked against ``schema``. Non-standard constants (NaN,
+    Infinity) inside ``METRIC_SECTIONS`` become None; elsewhere they are ``CheckpointError``."""
+    try:
+        obj = json.loads(raw, parse_constant=_NonFinite)
+    except (ValueError, RecursionError) as exc:     # JSONDecodeError and UnicodeDecodeError too
+        raise CheckpointError(v.one_line(f"{name}: is not valid JSON ({exc})")) from None
+
+    def walk(x, where, metric):
+        if isinstance(x, _NonFinite):
+            if metric:
+                return None
+            raise CheckpointError(f"{name}{where}: {str(x)} is not a value a checkpoint may hold")
+        if isinstance(x, dict):
+            return {k: walk(y, f"{where}.{k}", metric or (where == "" and k in METRIC_SECTIONS))
+                    for k, y in x.items()}
+        if isinstance(x, list):
+            return [walk(y, f"{where}[{i}]", metric) for i, y in enumerate(x)]
+        return x
+    return schema(walk(obj, "", False), name, CheckpointError)
+
+
+def meta_text(meta: dict, path) -> str:
+    """Metadata as strict JSON (``training.fileio.json_text``): ``NonFiniteJSON`` naming the
+    entry if it holds NaN or an infinity, so no checkpoint is written that could not be read."""
+    return fileio.json_text(meta, indent=None, sort_keys=False, what=f"{path} metadata")
 
 
 def configure_threads(threads: int) -> None:
@@ -186,7 +226,7 @@ def save_state(path: Path, model, optimizer, meta: dict) -> None:
     """Weights, optimizer variables and metadata in one HDF5 file, atomically."""
     with fileio.atomic_target(path) as tmp, h5py.File(tmp, "w") as f:
         f.attrs["format"] = "descent-state-1"
-        f.attrs["meta"] = json.dumps(meta)
+        f.attrs["meta"] = meta_text(meta, path)
         _write_vars(f.create_group("weights"), model.weights)
         if optimizer is not None:
             _write_vars(f.create_group("optimizer"), optimizer.variables)
@@ -227,7 +267,7 @@ def save_weights(path: Path, model, meta: dict) -> None:
     path = Path(path)
     with fileio.atomic_target(path) as tmp, h5py.File(tmp, "w") as f:
         f.attrs["format"] = "descent-weights-1"
-        f.attrs["meta"] = json.dumps(meta)
+        f.attrs["meta"] = meta_text(meta, path)
         _write_vars(f.create_group("weights"), model.weights)
     fileio.write_json(path.with_suffix("").with_suffix(".json"), meta)
 

@@ -117,6 +117,10 @@ class RuntimeOptions:
         "pool", "self-play engine: the batched self-play pool (legacy, the one-game path it "
                 "replaced, is deprecated: accepted with a warning, it means pool)",
         choices=("pool", "legacy"), cli=False)
+    min_milestone_games: int = option(
+        10, "a milestone checkpoint written after fewer self-play games than this is flagged "
+            "undertrained in its JSON; rank and the report warn about it or leave it out",
+        min=0, max=10 ** 9)
 
     def __post_init__(self):
         for f in option_fields(type(self)):

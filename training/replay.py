@@ -50,7 +50,10 @@ Version-1 files (float32 ``x``, no ``format``) still load; they are packed in me
 
 Each file is written under a temporary name and renamed, so a file either exists whole or not at
 all. Files of games past the member's saved counter (a kill between the two writes) are discarded
-on resume, so nothing is counted twice.
+on resume, so nothing is counted twice; the file of a game leaving the window is deleted only after
+the state counting its successor is saved (``trim_files``), so a kill never leaves a counted game of
+the window without its file. A window whose files are missing (``load`` returns them) is not an
+error: training continues from the weights.
 """
 from __future__ import annotations
 
@@ -110,6 +113,7 @@ class ReplayBuffer:
         self.shape = tuple(int(v) for v in planes_shape)
         self.games: dict[int, _Game] = {}
         self._offsets = None            # (ids, starts) of the games in id order, rebuilt on change
+        self._stale: list[int] = []     # games out of the window whose files are not yet deleted
 
     def files(self) -> dict[int, Path]:
         out = {}
@@ -119,10 +123,16 @@ class ReplayBuffer:
                 out[int(m.group(1))] = p
         return out
 
-    def load(self, games_done: int) -> None:
-        """Read the window ending at game ``games_done``; drop files of later games."""
+    def load(self, games_done: int) -> list[int]:
+        """Read the window ending at game ``games_done``; drop files of later games (never counted)
+        and of earlier ones (out of the window). Returns the games of the window whose files are
+        missing (a run moved without its replay folder, files deleted by hand): training goes on
+        from the weights with the games that are there (the counters are not lowered: the weights
+        did learn from the missing games), and the window fills up again with new games."""
         self.games.clear()
         self._offsets = None
+        self._stale.clear()
+        self.dir.mkdir(parents=True, exist_ok=True)
         fileio.clean_temp_files(self.dir)        # writes interrupted by a kill (their writer is dead)
         for gid, path in sorted(self.files().items()):
             if gid > games_done:
@@ -132,6 +142,8 @@ class ReplayBuffer:
                 path.unlink()
                 continue
             self.games[gid] = self._read(path)
+        return [g for g in range(max(1, games_done - self.window + 1), games_done + 1)
+                if g not in self.games]
 
     def _read(self, path: Path) -> _Game:
         from training.network import _H5_ERRORS
@@ -199,8 +211,17 @@ class ReplayBuffer:
         self.games[game_id] = game
         self._offsets = None
         for old in [g for g in self.games if g <= game_id - self.window]:
-            del self.games[old]
+            del self.games[old]         # out of the window in memory now; its file goes later
+            self._stale.append(old)
+
+    def trim_files(self) -> None:
+        """Delete the files of the games that left the window. Called once the state that counts
+        the game which pushed them out is saved: deleting them before (in ``add``) let a kill
+        between the two writes leave a window one game short (the counter still said N, the file
+        of game N+1 was discarded on resume, and that of game N+1-window was already gone)."""
+        for old in self._stale:
             (self.dir / f"g{old:08d}.h5").unlink(missing_ok=True)
+        self._stale.clear()
 
     @property
     def size(self) -> int:

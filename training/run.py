@@ -38,7 +38,8 @@ RUN_RECORD = v.Record({"game": v.Str(256, empty=False), "seed": v.Int(0, 2 ** 64
 MILESTONE_RECORD = v.Record({"game": v.Str(256, empty=False), "member": v.Int(0, 100_000),
                              "milestone": v.Str(64, empty=False)},
                             {"milestone_seconds": v.Real(0.0, 1e10), "train_seconds": v.Real(0.0, 1e10),
-                             "games": v.Int(0, v.MAX_COUNT)})
+                             "games": v.Int(0, v.MAX_COUNT), "examples": v.Int(0, 10 ** 15),
+                             "undertrained": v.Bool(), "min_milestone_games": v.Int(0, 10 ** 9)})
 
 
 def read_run_record(run_dir, error=None) -> dict:
@@ -51,6 +52,18 @@ def read_run_record(run_dir, error=None) -> dict:
 def read_milestone(path, error=None) -> dict:
     """The checked JSON record beside a milestone checkpoint."""
     return v.load_json(path, MILESTONE_RECORD, error or RunError, f"milestone record {path}")
+
+
+def milestone_undertrained(meta: dict) -> bool | None:
+    """Whether a milestone's network saw fewer self-play games than ``min_milestone_games``: its
+    ``undertrained`` flag, or for a record written before the flag existed, its ``games`` against
+    the option's default; None when the record does not say how many games."""
+    if isinstance(meta.get("undertrained"), bool):
+        return meta["undertrained"]
+    if meta.get("games") is None:
+        return None
+    from training.options import RuntimeOptions
+    return meta["games"] < RuntimeOptions().min_milestone_games
 
 
 def default_run_dir(game_spec: str) -> Path:
@@ -228,6 +241,8 @@ def list_checkpoints(root: Path, game: str | None = None) -> list[dict]:
             weights = mj.with_suffix(".weights.h5")
             found.append({"run": str(run), "game": meta.get("game"), "member": meta.get("member"),
                          "milestone": meta.get("milestone"), "games": meta.get("games"),
+                         "examples": meta.get("examples"),
+                         "undertrained": milestone_undertrained(meta),
                          "train_seconds": meta.get("train_seconds"), "path": str(weights),
                          "exists": weights.exists(), "_key": meta.get("milestone_seconds", 0)})
         found.sort(key=lambda r: (r["member"], r["_key"]))

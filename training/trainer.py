@@ -89,11 +89,12 @@ def training_batches(replay, idx: np.ndarray, batch_size: int, symmetries, augme
 
 def scalars_of(record: dict) -> dict:
     """The TensorBoard scalars of one game's log record."""
-    loss = record["loss"]              # None before the first pass (NaN in older logs)
+    def value(x):                      # None before the first pass (NaN in older logs): 0
+        return float(x) if x is not None and math.isfinite(x) else 0.0
     dt = max(record["seconds"], 1e-9)
-    return {"loss": loss if loss is not None and loss == loss else 0.0, "games_per_hour": 3600.0 / dt,
-            "examples_per_second": record["examples"] / dt, "value_error": record["value_error"],
-            "exploration_e": record["e"]}
+    return {"loss": value(record["loss"]), "games_per_hour": 3600.0 / dt,
+            "examples_per_second": record["examples"] / dt,
+            "value_error": value(record["value_error"]), "exploration_e": value(record["e"])}
 
 
 def read_log(path: Path) -> tuple[list[dict], bool]:
@@ -103,16 +104,22 @@ def read_log(path: Path) -> tuple[list[dict], bool]:
         return [], False
     records, damaged = [], False
     data = path.read_bytes()
+    constants = []
+
+    def constant(token):               # NaN or Infinity written by an older version: null now
+        constants.append(token)
+        return None
     for line in data.split(b"\n"):
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
+            rec = json.loads(line, parse_constant=constant)
             int(rec["game"])
         except (ValueError, KeyError, TypeError):
             damaged = True
             continue
         records.append(rec)
+    damaged = damaged or bool(constants)
     if data and not data.endswith(b"\n"):
         damaged = True
     return records, damaged
@@ -171,8 +178,9 @@ def repair_logs(mdir: Path, games_done: int, pending: dict | None, writer=None) 
         kept.append(pending)
         added.append(pending)
     if damaged or added:
-        from training.fileio import write_text
-        write_text(path, "".join(json.dumps(r) + "\n" for r in kept))
+        from training.fileio import json_text, write_text
+        write_text(path, "".join(json_text(finite_record(r), indent=None, sort_keys=False,
+                                           what=f"{path} record") + "\n" for r in kept))
     if writer is not None and kept:
         from training import import_tensorflow
         tf = import_tensorflow()
@@ -399,6 +407,33 @@ def _finite(x) -> float | None:
     return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
+def finite_record(record: dict) -> dict:
+    """``record`` with every non-finite float (NaN, an infinity) replaced by None: a metric
+    without a value is null, never NaN, in a log line or a checkpoint's metadata."""
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+            for k, v in record.items()}
+
+
+def note(message: str) -> None:
+    """A one-line note of a member on stderr (a repair made on resume), on a line of its own
+    under a progress bar (``tqdm.write``)."""
+    import sys
+    from tqdm import tqdm
+    tqdm.write(f"note: {message}", file=sys.stderr)
+
+
+def _ranges(ids: list[int]) -> str:
+    """[1, 2, 3, 7] -> 'games 1-3, 7'."""
+    parts, start = [], None
+    for i, g in enumerate(ids):
+        if start is None:
+            start = g
+        if i + 1 == len(ids) or ids[i + 1] != g + 1:
+            parts.append(f"{start}" if start == g else f"{start}-{g}")
+            start = None
+    return ("game " if len(ids) == 1 else "games ") + ", ".join(parts)
+
+
 class MemberTrainer:
     """Trains one member (``MemberJob``) until its budget or ``max_games``; ``run()`` returns its
     final counters and calls ``report(record)`` after every counted game.
@@ -474,7 +509,13 @@ class MemberTrainer:
                                       f"generator state ({exc})") from None
         self.replay = ReplayBuffer(self.mdir / "replay", self.cfg["training"]["replay_games"],
                                    self.info.planes_shape)
-        self.replay.load(self.progress.games_counted())
+        done = self.progress.games_counted()
+        missing = self.replay.load(done)
+        if missing:
+            note(f"member {self.job.member}: the replay window of game {done} lacks the files of "
+                 f"{len(missing)} of its last {min(done, self.replay.window)} games "
+                 f"({_ranges(missing)}); continuing from the weights with the "
+                 f"{len(self.replay.games)} game(s) there")
         self.pending = pending
 
     def _start(self) -> None:
@@ -599,7 +640,7 @@ class MemberTrainer:
         # value error of the searched root values against the final outcome (mover's view)
         outcome = np.where(g["movers"] == 0, g["result"], -g["result"]).astype(np.float32)
         value_error = float(np.mean((g["root_values"] - outcome) ** 2)) if len(outcome) else 0.0
-        return {"member": self.job.member, "game": game_id, "plies": g["plies"],
+        return finite_record({"member": self.job.member, "game": game_id, "plies": g["plies"],
                 "result": g["result"], "examples": n, "loss": counted["loss"],
                 "value_error": value_error, "seconds": dt,
                 "play_seconds": float(g.get("seconds", dt - learn)), "learn_seconds": learn,
@@ -608,7 +649,7 @@ class MemberTrainer:
                 "short_moves": int(g.get("short_moves", 0)), "games_in_flight": self.in_flight,
                 "evaluations": int(self.inference.states), "inference": self.inference.name,
                 "trained": trained, "replay_size": self.replay.size,
-                "replay_bytes": self.replay.nbytes}
+                "replay_bytes": self.replay.nbytes})
 
     def _commit(self, record: dict) -> None:
         """The game counts once the state holding it is saved; then milestones, its log line and
@@ -616,6 +657,7 @@ class MemberTrainer:
         from training.fileio import append_json, crash_point
         self._save_state()
         crash_point("state_saved")
+        self.replay.trim_files()          # the games that left the window: only now
         self.write_milestones()
         append_json(self.mdir / LOG_FILE, record)
         crash_point("log_written")
@@ -634,13 +676,21 @@ class MemberTrainer:
 
     def write_milestones(self) -> None:
         """Every milestone whose training time is reached and not yet written: its weights, then
-        the state that marks it done."""
+        the state that marks it done. Its JSON records the games and examples behind it, and
+        ``undertrained: true`` when it saw fewer than ``min_milestone_games`` games (a game longer
+        than the budget writes milestones of a network that never learned)."""
         from training.network import save_weights
+        least = self.options.min_milestone_games
         for name, secs in self.job.milestones:
             counts = self.progress.claim_milestone(name, secs)
             if counts is None:
                 continue
+            if counts["games"] < least:
+                note(f"member {self.job.member}: milestone {name} written after "
+                     f"{counts['games']} self-play game(s) ({counts['examples']} examples), fewer "
+                     f"than min_milestone_games = {least}: flagged undertrained")
             meta = {**self.base_meta, "milestone": name, "milestone_seconds": secs, **counts,
+                    "undertrained": counts["games"] < least, "min_milestone_games": least,
                     "network": self.model.architecture.to_meta(),
                     "planes_shape": list(self.info.planes_shape),
                     "written": time.strftime("%Y-%m-%dT%H:%M:%S")}
