@@ -506,3 +506,53 @@ def test_alphadda_budget_is_its_cap():
         parse_agent("alphadda:time=1")
     g = "gaussian:base=minimax,level=custom,mu=0.5,sigma=0.3"
     assert parse_agent(g + ",iterations=5")[1]["base_options"] == {"iterations": 5}
+
+
+def test_rank_leaves_out_untrained_members_and_flags_undertrained_checkpoints(tmp_path):
+    """A member whose final checkpoint saw 0 self-play games is left out (unless allowed); early
+    or final checkpoints under min_milestone_games are listed; older records without the new fields
+    count as unknown, never as untrained."""
+    from descent.report import pools_summary
+    from descent.tournament import ProtocolError, select_members
+    (tmp_path / "run.json").write_text(json.dumps({"game": "tic_tac_toe", "seed": 0, "config": {},
+                                                   "milestones": [["a", 1], ["b", 2]]}))
+    members = {0: ((0, 0), (0, 0)),          # never saw a game: left out
+               1: ((3, 300), (40, 4000)),    # early undertrained (flag derived from games)
+               2: ((20, 2000), (50, 5000)),  # fine
+               3: (None, None)}              # an older record: unknown
+    for m, counts in members.items():
+        d = tmp_path / f"member_{m:02d}"
+        d.mkdir()
+        for name, c in zip("ab", counts):
+            (d / f"milestone_{name}.weights.h5").write_bytes(b"")
+            rec = {"game": "tic_tac_toe", "member": m, "milestone": name,
+                   "milestone_seconds": 1.0 if name == "a" else 2.0}
+            if c is not None:
+                rec.update(games=c[0], examples=c[1])
+                if m == 0:
+                    rec["undertrained"] = True
+            (d / f"milestone_{name}.json").write_text(json.dumps(rec))
+    sel = select_members(tmp_path, "tic_tac_toe")
+    assert sorted(sel["final"]) == [1, 2, 3]
+    assert sel["untrained"] == [{"member": 0, "net": "m00@b", "games": 0, "examples": 0}]
+    assert sel["undertrained"] == [{"member": 1, "net": "m01@a", "games": 3, "examples": 300}]
+    assert sel["final"][3].behind() == "? games, ? examples" and sel["final"][3].undertrained is None
+    allowed = select_members(tmp_path, "tic_tac_toe", allow_untrained=True)
+    assert sorted(allowed["final"]) == [0, 1, 2, 3] and allowed["untrained"] == []
+    assert {x["net"] for x in allowed["undertrained"]} == {"m00@a", "m00@b", "m01@a"}
+    for m in (2, 3):
+        for p in (tmp_path / f"member_{m:02d}").glob("*"):
+            p.unlink()
+    with pytest.raises(ProtocolError, match="1 never saw a game"):
+        from descent.tournament import rank
+        rank(tmp_path, "tic_tac_toe", "minimax:iterations=5", echo=lambda *_: None)
+    # the report shows what pools.json records
+    (tmp_path / "pools.json").write_text(json.dumps({
+        "game": "tic_tac_toe", "agent": "x", "ranking": [
+            {"rank": 1, "net": "m01@b", "score": 0.5, "games": 4, "elo": 0.0, "elo_radius": 1.0,
+             "trained_games": 40, "trained_examples": 4000}],
+        "high": [], "low": [], "untrained": sel["untrained"], "undertrained": sel["undertrained"]}))
+    text = "\n".join(pools_summary(tmp_path))
+    assert "trained on 40 self-play games, 4000 examples" in text
+    assert "member 0 (final checkpoint m00@b never saw a self-play game)" in text
+    assert "m01@a is undertrained (3 self-play games, 300 examples" in text
