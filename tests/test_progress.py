@@ -66,3 +66,34 @@ def test_progress_every_is_checked():
     with pytest.raises(ValueError, match="progress_every"):
         pool.run(lambda: None, lambda g: None, progress=print,
                  progress_every=0)
+
+
+def test_member_progress_records(tmp_path):
+    """The member's reporter: a record at the first call, then one per interval of its clock (a
+    fake clock here), into status.json and ``report``; the counts come from the pool."""
+    import json
+    from training.progress import ProgressReporter, progress_line
+    info = games.load("chess")
+    pool = SelfPlayPool(info, zeros, iterations=2, games_in_flight=2, max_nodes=20_000)
+    clock = [0.0]
+    reports = []
+    rep = ProgressReporter(tmp_path, 3, 100.0, 2048.0, timing=lambda: (10.0, 0.0),
+                           status=lambda: {"games": 0}, report=reports.append, interval=30.0,
+                           clock=lambda: clock[0])
+
+    def progress(p):
+        clock[0] += 1.0             # one "second" per callback: a record every 30 callbacks
+        rep(p)
+
+    seeds = iter(range(10))
+    pool.run(lambda: (next(seeds), 0.5, -1.0, None), lambda g: None,
+             stop=lambda: pool.rounds >= 20 * 70, progress=progress, progress_every=20)
+    assert [r["train_seconds"] for r in reports] == [11.0, 41.0, 71.0]
+    assert all(r["progress"] and r["member"] == 3 and r["games_finished"] == 0 for r in reports)
+    last = reports[-1]
+    assert last["plies"] > 0 and last["iterations_per_s"] > 0 and last["eta_s"] == 29.0
+    status = json.loads((tmp_path / "status.json").read_text())
+    assert status["done"] is False and status["games"] == 0
+    assert status["progress"]["plies"] == last["plies"]
+    line = progress_line(last)
+    assert line.startswith("member 3 playing: 2 game(s) in flight") and "ETA 0m29s" in line
