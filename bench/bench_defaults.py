@@ -29,6 +29,13 @@ GAMES = ["tic_tac_toe", "tsoro_yematatu", "tapatan", "five_field_kono", "alquerq
          "international_draughts", "xiangqi", "chess"]
 
 
+def relative(path) -> str:
+    """A path as the results file may hold it: inside the repository, or only its last two parts."""
+    path = Path(path).resolve()
+    root = Path(__file__).resolve().parents[1]
+    return str(path.relative_to(root)) if path.is_relative_to(root) else "/".join(path.parts[-2:])
+
+
 def rss_mb() -> float:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
@@ -96,7 +103,7 @@ def measure(game: str, cap: float, config_dir: str | None, memory_mb: float | No
     end = last
     peak_tables = max([s["table_bytes"] for s in samples] + [end["table_bytes"]])
     peak_mem = max([s["memory_bytes"] for s in samples] + [end["memory_bytes"]])
-    return {"game": game, "spec": info.spec, "config": str(path), "iterations": kw["iterations"],
+    return {"game": game, "spec": info.spec, "config": relative(path), "iterations": kw["iterations"],
             "games_in_flight": in_flight, "max_nodes": kw["max_nodes"],
             "compact_at": kw.get("compact_at", kw["max_nodes"] // 2),
             "memory_mb": memory_mb, "inference": inference.name, "cap_s": cap,
@@ -155,7 +162,7 @@ def main(argv=None) -> int:
                                    "iterations_per_s", "plies_per_s", "peak_table_mb",
                                    "peak_pool_mb", "peak_rss_mb")}
         print(json.dumps(short), flush=True)
-        results.setdefault(a.label, {})[game] = {**r, "command": " ".join(sys.argv)}
+        results.setdefault(a.label, {})[game] = {**r, "command": " ".join(relative(x) if "/" in x else x for x in sys.argv)}
         if a.json:
             from training.fileio import write_json
             write_json(a.json, results)
