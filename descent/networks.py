@@ -48,7 +48,8 @@ def best_network(game_spec: str, root=None) -> str | None:
             for h in pools["high"]:
                 if h["net"] == top and Path(h["path"]).exists():
                     return h["path"]
-    rows = [r for r in list_checkpoints(root, game_spec) if r["exists"] and r["game"] == game_spec]
+    rows = [r for r in list_checkpoints(root, game_spec) if r["exists"] and r["game"] == game_spec
+            and r["games"] != 0]          # a milestone written before the first game: untrained
     if not rows:
         return None
     rows.sort(key=lambda r: (r["train_seconds"] or 0, r["games"] or 0))
