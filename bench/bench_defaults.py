@@ -3,7 +3,7 @@
 For each game: the default config (``configs/<game>.toml``), an untrained network of its
 architecture, the inference backend and ``games_in_flight`` training would choose on the CPU, and
 the ``SelfPlayPool`` built as ``MemberTrainer._play`` builds it (``--memory-mb``: with the member's
-memory cap, see ``training.trainer.selfplay_caps``). Plays until the first game ends or ``--cap``
+memory cap, see ``training.memory.selfplay_caps``). Plays until the first game ends or ``--cap``
 seconds pass, sampling the pool's ``progress_info()`` every 64 rounds, and records: the time to the
 first finished game (or ``None`` with ``timed_out``), its plies, the games in flight, search
 iterations and plies per second, the tables' states and bytes, and the process's peak RSS. One
@@ -67,12 +67,12 @@ def measure(game: str, cap: float, config_dir: str | None, memory_mb: float | No
     kw = dict(iterations=sp["iterations"] if sp["time"] <= 0 else 0, seconds=sp["time"],
               games_in_flight=in_flight,
               max_nodes=max(16, min(sp["max_nodes"], int(sp["max_mb"] * 2 ** 20 / BYTES_PER_STATE))))
-    try:
-        from training.trainer import selfplay_caps
-    except ImportError:
-        selfplay_caps = None
-    if memory_mb is not None and selfplay_caps is not None:
-        kw.update(selfplay_caps(cfg, info, in_flight, memory_mb))
+    if memory_mb is not None:             # the member's cap, split as MemberTrainer._play does
+        from training.memory import network_bytes, selfplay_caps
+        caps = selfplay_caps(info, in_flight, memory_mb, network_bytes(model))
+        in_flight = kw["games_in_flight"] = caps["games_in_flight"]
+        kw["max_nodes"] = max(16, min(kw["max_nodes"], caps["max_nodes"]))
+        kw["max_example_bytes"] = caps["max_example_bytes"]
     pool = SelfPlayPool(info, inference, **kw)
     samples, first = [], {}
     t0 = time.perf_counter()
