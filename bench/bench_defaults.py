@@ -87,7 +87,8 @@ def measure(game: str, cap: float, config_dir: str | None, memory_mb: float | No
         if not first:
             first.update(seconds=time.perf_counter() - t0, plies=g["plies"],
                          examples=int(len(g["y"])), short_moves=g["short_moves"],
-                         peak_nodes=g["peak_nodes"], iterations=g["iterations"])
+                         peak_nodes=g["peak_nodes"], iterations=g["iterations"],
+                         dropped_harvests=g.get("dropped_harvests", 0))
 
     def progress(p):
         samples.append({"t": round(time.perf_counter() - t0, 2), "rss_mb": round(rss_mb(), 1), **p})
