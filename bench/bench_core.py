@@ -15,9 +15,9 @@ Each side runs in its own child process (its own ``PYTHONPATH`` and working dire
 alternate (before, after, after, before, ...), ``--repeats`` times; the table gives medians and the
 after/before ratios, and checks that both sides did the same work (same games, same trees).
 
-    git worktree add /tmp/core-before 5ba09fd
-    (cd /tmp/core-before && python setup.py build_ext --inplace -q)
-    python bench/bench_core.py --before /tmp/core-before [--repeats 5]
+    git worktree add ../core-before 5ba09fd
+    (cd ../core-before && python setup.py build_ext --inplace -q)
+    python bench/bench_core.py --before ../core-before [--repeats 5]
 
 Results go to bench/results_core.json (written atomically).
 """
@@ -136,7 +136,7 @@ def write_json_atomic(path: Path, data) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--before", default="/tmp/core-before", help="checkout of the code before, built in place")
+    ap.add_argument("--before", default="../core-before", help="checkout of the code before, built in place")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results_core.json"))
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -166,7 +166,7 @@ def main(argv=None) -> int:
                      "same_work": works["before"] == works["after"] and len(works["before"]) == 1}
     result = {"before": str(before), "repeats": a.repeats, "machine": os.uname().machine,
               "cpus": os.cpu_count(), "python": sys.version.split()[0],
-              "command": "python bench/bench_core.py --before /tmp/core-before --repeats %d" % a.repeats,
+              "command": "python bench/bench_core.py --before ../core-before --repeats %d" % a.repeats,
               "rows": rows}
     write_json_atomic(Path(a.out), result)
     print("| workload | unit | before (median) | after (median) | after/before | same work |")
