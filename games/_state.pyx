@@ -8,7 +8,7 @@ import numbers
 import numpy as np
 cimport numpy as cnp
 
-from games.errors import IllegalMoveError, InvalidMoveError, InvalidPositionError
+from games.errors import GameError, IllegalMoveError, InvalidMoveError, InvalidPositionError, WrongGameError
 from games import validate
 from games._typedefs cimport splitmix64, rng_below, uint64_t, hash_t
 
@@ -332,8 +332,18 @@ cdef class State:
     def _drawing(self) -> str:
         return self._position_text()
 
-    def transform_action(self, int sym, int action) -> int:
-        """The image of ``action`` under the symmetry ``sym`` (see games.symmetry)."""
+    def transform_action(self, sym, action) -> int:
+        """The image of ``action`` under the symmetry ``sym`` (see games.symmetry): ``GameError``
+        for a symmetry that is not an integer in [0, 8) or not one of this game's,
+        ``InvalidMoveError`` for an action that is not an action id of the game (checked here, with
+        any Python integer, before the game's typed ``_transform_action``)."""
+        if type(sym) is int and type(action) is int and 0 <= sym < 8 and 0 <= action < self.num_actions:
+            return self._transform_action(sym, action)          # the common case, checked
+        cdef int s = validate.integer(sym, f"{self.game.spec}: symmetry", 0, 7)
+        cdef int a = validate.action(action, self.num_actions, f"{self.game.spec}: action id")
+        return self._transform_action(s, a)
+
+    def _transform_action(self, int sym, int action) -> int:
         raise NotImplementedError
 
 
@@ -410,13 +420,22 @@ cdef int c_random_playout(State s, uint64_t* rng, action_t* buf) noexcept nogil:
     return plies
 
 
-def perft(State state not None, depth) -> int:
+cdef State _a_state(object state, str what):
+    """``state`` as a ``State`` (checked here: a typed ``State`` argument would raise ``TypeError``
+    for anything else, and take ``None``)."""
+    if not isinstance(state, State):
+        raise WrongGameError(validate.one_line(f"{what}: expected a game state, got {state!r:.60}"))
+    return <State>state
+
+
+def perft(state, depth) -> int:
     """Number of legal move sequences of length ``depth`` (0 to 64) from ``state`` (compiled, GIL
     released)."""
+    cdef State st = _a_state(state, "perft")
     cdef int d = validate.integer(depth, "perft depth", 0, 64)
     if d == 0:
         return 1
-    cdef State s = state.clone()
+    cdef State s = st.clone()
     cdef action_t* buf = <action_t*>malloc(sizeof(action_t) * s.max_legal * d)
     if buf == NULL:
         raise MemoryError()
@@ -427,9 +446,9 @@ def perft(State state not None, depth) -> int:
     return total
 
 
-def count_games(State state not None) -> int:
+def count_games(state) -> int:
     """Number of complete games from ``state`` (the full tree; only for small games)."""
-    cdef State s = state.clone()
+    cdef State s = _a_state(state, "count_games").clone()
     cdef action_t* buf = <action_t*>malloc(sizeof(action_t) * s.max_legal * (s.max_plies + 1))
     if buf == NULL:
         raise MemoryError()
@@ -440,15 +459,16 @@ def count_games(State state not None) -> int:
     return total
 
 
-def random_games(State state not None, n_games, seed):
+def random_games(state, n_games, seed):
     """Play ``n_games`` uniformly random games from ``state``.
 
     Returns ``(results, plies)``: int8 array of b_t (first player's view) and int32 array of lengths.
     Deterministic for a given seed.
     """
+    cdef State st = _a_state(state, "random_games")
     cdef long ng = validate.integer(n_games, "number of games", 0, validate.MAX_COUNT)
     cdef uint64_t rng = validate.integer(seed, "seed", 0, 2 ** 64 - 1)
-    cdef State s = state.clone()
+    cdef State s = st.clone()
     cdef action_t* buf = <action_t*>malloc(sizeof(action_t) * s.max_legal)
     if buf == NULL:
         raise MemoryError()

@@ -77,7 +77,8 @@ from games._state cimport State, SCORE_ADDITIVE_DEPTH, RESULT_FIRST_WINS, RESULT
 from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t, uint32_t
 
 from games import boardtext as bt
-from games.errors import InvalidMoveError, InvalidPositionError
+from games import validate
+from games.errors import GameError, InvalidMoveError, InvalidPositionError
 
 cdef extern from *:
     int __builtin_ctz(unsigned int) nogil
@@ -268,22 +269,26 @@ def _lookup_py(int f, int t, uint32_t mask):
     return _lookup(f, t, mask)
 
 
-def capture_entry(int index):
+def capture_entry(index):
     """(from, to, captured points) of the capture table's entry ``index`` (for tests and tools)."""
-    if not 0 <= index < NCAP:
-        raise IndexError(f"capture table index {index} out of range [0, {NCAP})")
+    index = validate.integer(index, "alquerque: capture table index", 0, NCAP - 1)
     m = CMASK[index]
     return CFROM[index], CTO[index], tuple(q for q in range(25) if (m >> q) & 1)
 
 
-def capture_id(int f, int t, captured) -> int:
+def capture_id(f, t, captured) -> int:
     """The action id of the capture (f, t, captured points), or -1 when no jump sequence makes it."""
+    cdef int fi = validate.integer(f, "alquerque: capture_id from-point", 0, 24)
+    cdef int ti = validate.integer(t, "alquerque: capture_id to-point", 0, 24)
+    if isinstance(captured, (str, bytes)) or not hasattr(captured, "__iter__"):
+        raise GameError(f"alquerque: capture_id captured points: must be a sequence of points, "
+                        f"got {captured!r:.60}")
     cdef uint32_t m = 0
     for q in captured:
-        m |= 1u << q
-    if not (0 <= f < 25 and 0 <= t < 25) or m == 0:
+        m |= 1u << <int>validate.integer(q, "alquerque: capture_id captured point", 0, 24)
+    if m == 0:
         return -1
-    return _lookup(f, t, m)
+    return _lookup(fi, ti, m)
 
 
 def _name(p):
@@ -629,9 +634,9 @@ cdef class AlquerqueState(State):
                         f"{self.count[1]} o)")
         return "\n".join(rows)
 
-    def transform_action(self, int sym, int action) -> int:
+    def _transform_action(self, int sym, int action) -> int:
         if not 0 <= action < self.num_actions:
             raise InvalidMoveError(f"action id {action} is out of range [0, {self.num_actions})")
         if sym != 0:
-            raise ValueError(f"alquerque: symmetry {sym} is not a symmetry of the game (allowed: 0)")
+            raise GameError(f"alquerque: symmetry {sym} is not a symmetry of the game (allowed: 0)")
         return action

@@ -60,7 +60,8 @@ cdef extern from *:
     int __builtin_ctzll(unsigned long long) nogil
 
 from games import boardtext as bt
-from games.errors import InvalidMoveError, InvalidPositionError
+from games import validate
+from games.errors import GameError, InvalidMoveError, InvalidPositionError
 
 cdef hash_t ZOBRIST[BT_MAX_SQUARES][2]
 cdef hash_t ZOBRIST_SIDE
@@ -82,8 +83,10 @@ SYMBOLS = "xo"
 _MOVE = re.compile(r"^([a-z]\d{1,2})([-x*]?)([a-z]\d{1,2})$")
 
 
-def max_plies_bound(int rows, int cols) -> int:
+def max_plies_bound(rows, cols) -> int:
     """The longest possible game from the initial position (see the module docstring)."""
+    rows = validate.integer(rows, "breakthrough: rows", 3, 26)
+    cols = validate.integer(cols, "breakthrough: cols", 2, 26)
     return 2 * cols * (2 * rows - 5) + 1
 
 
@@ -365,7 +368,7 @@ cdef class BreakthroughState(State):
             footer = f"{SYMBOLS[self._player]} to move (ply {self._ply})"
         return bt.draw_grid(self._grid(), SYMBOLS, self.rows, self.cols, footer)
 
-    def transform_action(self, int sym, int action) -> int:
+    def _transform_action(self, int sym, int action) -> int:
         if not 0 <= action < self.num_actions:
             raise InvalidMoveError(f"action id {action} is out of range [0, {self.num_actions})")
         if sym == 0:
@@ -374,4 +377,4 @@ cdef class BreakthroughState(State):
             sq, d = divmod(action, 3)
             r, c = divmod(sq, self.cols)
             return (r * self.cols + self.cols - 1 - c) * 3 + 2 - d
-        raise ValueError(f"breakthrough: symmetry {sym} is not a symmetry of the game (allowed: 0, 4)")
+        raise GameError(f"breakthrough: symmetry {sym} is not a symmetry of the game (allowed: 0, 4)")

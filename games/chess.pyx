@@ -73,7 +73,8 @@ cdef extern from *:
     unsigned long long __builtin_bswap64(unsigned long long) nogil
 
 from games import boardtext as bt
-from games.errors import IllegalMoveError, InvalidMoveError, InvalidPositionError
+from games import validate
+from games.errors import GameError, IllegalMoveError, InvalidMoveError, InvalidPositionError
 from games.validate import is_digits
 
 # ---- constants ------------------------------------------------------------------------------------
@@ -334,7 +335,10 @@ def facts(params: dict) -> dict:
                 max_legal=MAX_LEGAL, extra={"history_dependent": True})
 
 
-def square_name(int sq) -> str:
+def square_name(sq) -> str:
+    """The name of square ``sq`` (a1 = 0 .. h8 = 63)."""
+    if type(sq) is not int or not 0 <= sq < 64:
+        sq = validate.integer(sq, "chess: square", 0, 63)
     return FILES[sq & 7] + str((sq >> 3) + 1)
 
 
@@ -831,11 +835,9 @@ cdef class ChessState(State):
         """Whether the side to move is in check."""
         return self._checkers() != 0
 
-    def piece_at(self, int sq):
+    def piece_at(self, sq):
         """The FEN letter of the piece on square ``sq`` (a1 = 0 .. h8 = 63), or None."""
-        if not 0 <= sq < 64:
-            raise ValueError(f"chess: square {sq} is out of range [0, 64)")
-        pc = self.board[sq]
+        pc = self.board[<int>validate.integer(sq, "chess: square", 0, 63)]
         if not pc:
             return None
         letter = PIECE_LETTERS[(pc & 7) - 1]
@@ -1048,12 +1050,12 @@ cdef class ChessState(State):
             footer = f"{side} to move (ply {self._ply}{', check' if self._checkers() else ''})"
         return bt.draw_grid(grid, SYMBOLS, 8, 8, footer)
 
-    def transform_action(self, int sym, int action) -> int:
+    def _transform_action(self, int sym, int action) -> int:
         if not 0 <= action < self.num_actions:
             raise InvalidMoveError(f"action id {action} is out of range [0, {self.num_actions})")
         if sym == 0:
             return action
-        raise ValueError(f"chess: symmetry {sym} is not a symmetry of the game (allowed: 0)")
+        raise GameError(f"chess: symmetry {sym} is not a symmetry of the game (allowed: 0)")
 
 
 def _start_pieces():

@@ -323,7 +323,7 @@ cdef class StoneGameState(State):
             footer = f"{SYMBOLS[self._player]} to move"
         return bt.draw_grid(self._grid(), SYMBOLS, self.n, self.n, footer)
 
-    def transform_action(self, int sym, int action) -> int:
+    def _transform_action(self, int sym, int action) -> int:
         if action < 0 or action >= self.num_actions:
             raise ValueError(f"action id {action} is out of range [0, {self.num_actions})")
         r, c = map_square(sym, action // self.n, action % self.n, self.n, self.n)

@@ -103,7 +103,7 @@ cdef extern from *:
     int __builtin_ctzll(unsigned long long) nogil
 
 from games import boardtext as bt
-from games.errors import IllegalMoveError, InvalidMoveError, InvalidPositionError
+from games.errors import GameError, IllegalMoveError, InvalidMoveError, InvalidPositionError
 
 # Why the game ended.
 cdef enum:
@@ -1069,9 +1069,9 @@ cdef class DraughtsState(State):
         footer += f"; ply {self._ply}; {self.position()}"
         return bt.draw_grid(grid, "wWbB", n, n, footer)
 
-    def transform_action(self, int sym, int action) -> int:
+    def _transform_action(self, int sym, int action) -> int:
         if not 0 <= action < self.num_actions:
             raise InvalidMoveError(f"action id {action} is out of range [0, {self.num_actions})")
         if sym == 0:
             return action
-        raise ValueError(f"{self._name()}: symmetry {sym} is not a symmetry of the game (allowed: 0)")
+        raise GameError(f"{self._name()}: symmetry {sym} is not a symmetry of the game (allowed: 0)")

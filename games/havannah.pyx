@@ -66,7 +66,8 @@ cdef extern from *:
     int __builtin_popcount(unsigned int) nogil
 
 from games import boardtext as bt
-from games.errors import InvalidMoveError, InvalidPositionError
+from games import validate
+from games.errors import GameError, InvalidMoveError, InvalidPositionError
 from games.symmetry import map_square
 
 cdef enum:
@@ -569,19 +570,20 @@ cdef class HavannahState(State):
             lines.append(f"{PLAYERS[self._player]} ({SYMBOLS[self._player]}) to move (ply {self._ply}{swap})")
         return "\n".join(lines)
 
-    def transform_action(self, int sym, int action) -> int:
+    def _transform_action(self, int sym, int action) -> int:
         if not 0 <= action < self.num_actions:
             raise InvalidMoveError(f"action id {action} is out of range [0, {self.num_actions})")
         if sym not in (0, 2, 6, 7):
-            raise ValueError(f"havannah: symmetry {sym} is not a symmetry of the game (allowed: 0, 2, 6, 7)")
+            raise GameError(f"havannah: symmetry {sym} is not a symmetry of the game (allowed: 0, 2, 6, 7)")
         if action == self.swap_id:
             return action
         r, c = map_square(sym, action // self.D, action % self.D, self.D, self.D)
         return r * self.D + c
 
 
-def empty_position(int base) -> str:
+def empty_position(base) -> str:
     """The empty board's position text."""
+    base = validate.integer(base, "havannah: base", 2, 64)
     d = 2 * base - 1
     rows = [str(d - abs(y - (base - 1))) for y in range(d)]
     return "/".join(rows) + " w -"

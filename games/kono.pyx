@@ -44,7 +44,7 @@ from games._state cimport State, SCORE_ADDITIVE_DEPTH, RESULT_FIRST_WINS, RESULT
 from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t, mix64
 
 from games import boardtext as bt
-from games.errors import InvalidMoveError, InvalidPositionError
+from games.errors import GameError, InvalidMoveError, InvalidPositionError
 
 cdef enum:
     KONO_ONGOING = 0
@@ -325,12 +325,12 @@ cdef class FiveFieldKonoState(State):
             footer = f"{SYMBOLS[self._player]} to move (ply {self._ply})"
         return bt.draw_grid(self._grid(), SYMBOLS, 5, 5, footer)
 
-    def transform_action(self, int sym, int action) -> int:
+    def _transform_action(self, int sym, int action) -> int:
         if not 0 <= action < self.num_actions:
             raise InvalidMoveError(f"action id {action} is out of range [0, {self.num_actions})")
         if sym == 0:
             return action
         if sym != 4:
-            raise ValueError(f"five_field_kono: symmetry {sym} is not a symmetry of the game (allowed: 0, 4)")
+            raise GameError(f"five_field_kono: symmetry {sym} is not a symmetry of the game (allowed: 0, 4)")
         f, t = MOVES[action]
         return MOVE_ID[f - f % 5 + 4 - f % 5, t - t % 5 + 4 - t % 5]

@@ -66,6 +66,7 @@ cdef extern from *:
     int __builtin_ctzll(unsigned long long) nogil
 
 from games import boardtext as bt
+from games import validate
 from games.errors import IllegalMoveError, InvalidMoveError, InvalidPositionError
 from games.symmetry import map_square
 
@@ -375,9 +376,9 @@ cdef class LinesOfActionState(State):
         """(pieces of x, pieces of o)."""
         return _popc(self.pcs[0]), _popc(self.pcs[1])
 
-    def is_connected(self, int player) -> bool:
-        """Whether all of ``player``'s pieces form one group."""
-        return self._connected(self.pcs[player])
+    def is_connected(self, player) -> bool:
+        """Whether all of ``player``'s pieces form one group (``player``: 0 or 1)."""
+        return self._connected(self.pcs[<int>validate.integer(player, "lines_of_action: player", 0, 1)])
 
     def _termination_reason(self):
         return _REASONS.get(self.reason)
@@ -480,7 +481,7 @@ cdef class LinesOfActionState(State):
         footer += f" (ply {self._ply})"
         return bt.draw_grid(self._grid(), SYMBOLS, self.n, self.n, footer)
 
-    def transform_action(self, int sym, int action) -> int:
+    def _transform_action(self, int sym, int action) -> int:
         if not 0 <= action < self.num_actions:
             raise InvalidMoveError(f"action id {action} is out of range [0, {self.num_actions})")
         if action == self.pass_action:

@@ -138,7 +138,7 @@ def names() -> list[str]:
 def definition(name: str) -> GameDef:
     try:
         return _GAMES[name]
-    except KeyError:
+    except (KeyError, TypeError):       # TypeError: an unhashable name (a list)
         raise UnknownGameError(
             f"unknown game {name!r} (known games: {', '.join(names())})") from None
 

@@ -440,7 +440,7 @@ cdef class ReversiState(State):
             footer = f"{SYMBOLS[self._player]} to move {counts}"
         return bt.draw_grid(self._grid(), SYMBOLS, self.n, self.n, footer)
 
-    def transform_action(self, int sym, int action) -> int:
+    def _transform_action(self, int sym, int action) -> int:
         if action == self.nn:
             return action
         r, c = map_square(sym, action // self.n, action % self.n, self.n, self.n)

@@ -22,12 +22,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from games import validate
+from games.errors import GameError
+
 NAMES = ("identity", "rot90", "rot180", "rot270", "mirror_cols", "mirror_rows", "transpose",
          "anti_transpose")
 
 
 def map_square(sym: int, r: int, c: int, h: int, w: int) -> tuple[int, int]:
     """Image of the square (r, c) under symmetry ``sym``."""
+    if not (type(sym) is int and type(r) is int and type(c) is int and type(h) is int
+            and type(w) is int):
+        _check_ints(sym=sym, r=r, c=c, h=h, w=w)
     if sym == 0:
         return r, c
     if sym == 1:
@@ -44,11 +50,15 @@ def map_square(sym: int, r: int, c: int, h: int, w: int) -> tuple[int, int]:
         return c, r
     if sym == 7:
         return w - 1 - c, h - 1 - r
-    raise ValueError(f"unknown symmetry id {sym} (expected 0..7)")
+    validate.integer(sym, "symmetry id", 0, 7)
 
 
 def transform_planes(x: np.ndarray, sym: int) -> np.ndarray:
     """Apply symmetry ``sym`` to the board axes of ``x`` shaped (..., H, W, C)."""
+    if not isinstance(x, np.ndarray) or x.ndim < 3:
+        raise GameError(f"transform_planes: x must be an array shaped (..., H, W, C), got {type(x).__name__}"
+                        + (f" of shape {x.shape}" if isinstance(x, np.ndarray) else ""))
+    sym = validate.integer(sym, "symmetry id", 0, 7)
     ax = (x.ndim - 3, x.ndim - 2)
     if sym == 0:
         return x
@@ -66,4 +76,9 @@ def transform_planes(x: np.ndarray, sym: int) -> np.ndarray:
         return np.swapaxes(x, *ax)
     if sym == 7:
         return np.rot90(np.swapaxes(x, *ax), 2, axes=ax)
-    raise ValueError(f"unknown symmetry id {sym} (expected 0..7)")
+
+
+def _check_ints(**values) -> None:
+    """``GameError`` naming the first argument that is not an integer (numpy integers pass)."""
+    for name, v in values.items():
+        validate.integer(v, f"map_square: {name}", -(2 ** 31), 2 ** 31 - 1)

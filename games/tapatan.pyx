@@ -47,7 +47,7 @@ from games._align cimport AlignState, AlignGraph, build_graph
 from games._state cimport SCORE_ADDITIVE_DEPTH
 
 from games import boardtext as bt
-from games.errors import InvalidMoveError
+from games.errors import GameError, InvalidMoveError
 from games.symmetry import map_square
 
 SYMBOLS = "xo"
@@ -149,11 +149,11 @@ cdef class TapatanState(AlignState):
         rows.append(self._status())
         return "\n".join(rows)
 
-    def transform_action(self, int sym, int action) -> int:
+    def _transform_action(self, int sym, int action) -> int:
         if not 0 <= action < self.num_actions:
             raise InvalidMoveError(f"action id {action} is out of range [0, {self.num_actions})")
         if sym not in self.game.symmetries:
-            raise ValueError(f"tapatan: symmetry {sym} is not a symmetry of {self.game.spec} "
+            raise GameError(f"tapatan: symmetry {sym} is not a symmetry of {self.game.spec} "
                              f"(allowed: {', '.join(map(str, self.game.symmetries))})")
 
         def image(p):

@@ -144,6 +144,6 @@ cdef class TicTacToeState(State):
         footer = "game over: " + self.result() if self._terminal else f"{SYMBOLS[self._player]} to move"
         return bt.draw_grid(self._grid(), SYMBOLS, 3, 3, footer)
 
-    def transform_action(self, int sym, int action) -> int:
+    def _transform_action(self, int sym, int action) -> int:
         r, c = map_square(sym, action // 3, action % 3, 3, 3)
         return r * 3 + c

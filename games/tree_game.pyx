@@ -110,7 +110,7 @@ cdef class TreeState(State):
             raise InvalidPositionError(f"tree: position {text!r} must be 'node N' with N < {self.n_nodes}")
         self._goto(int(parts[1]))
 
-    def transform_action(self, int sym, int action) -> int:
+    def _transform_action(self, int sym, int action) -> int:
         return action
 
 

@@ -44,7 +44,7 @@ from games._align cimport AlignState, AlignGraph, build_graph
 from games._state cimport SCORE_ADDITIVE_DEPTH
 
 from games import boardtext as bt
-from games.errors import InvalidMoveError, InvalidPositionError
+from games.errors import GameError, InvalidMoveError, InvalidPositionError
 
 SYMBOLS = "xo"
 MAX_PLIES = 100
@@ -150,13 +150,13 @@ cdef class TsoroYematatuState(AlignState):
         ]
         return "\n".join(lines)
 
-    def transform_action(self, int sym, int action) -> int:
+    def _transform_action(self, int sym, int action) -> int:
         if not 0 <= action < self.num_actions:
             raise InvalidMoveError(f"action id {action} is out of range [0, {self.num_actions})")
         if sym == 0:
             return action
         if sym != 4:
-            raise ValueError(f"tsoro_yematatu: symmetry {sym} is not a symmetry of the game (allowed: 0, 4)")
+            raise GameError(f"tsoro_yematatu: symmetry {sym} is not a symmetry of the game (allowed: 0, 4)")
         if action < 7:
             return MIRROR[action]
         f, t, _ = MOVES[action - 7]

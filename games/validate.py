@@ -214,6 +214,23 @@ def state_for(state, game, what: str = "state", playable: bool = False) -> None:
         _fail(GameOverError, what, f"the game is over in {state.position()!r}: there is no move to choose")
 
 
+def state_arg(state, game, what: str = "state"):
+    """``state`` when it is a state of ``game`` (``state_for``), for a compiled method's
+    Python-visible wrapper to check before calling its typed implementation (a typed ``State``
+    argument would raise ``TypeError`` for an int, and take ``None``)."""
+    state_for(state, game, what)
+    return state
+
+
+def rng_arg(value, what: str = "rng_state"):
+    """A one-element ``uint64`` numpy array (a random generator's state, advanced in place)."""
+    import numpy as np
+    if not (isinstance(value, np.ndarray) and value.dtype == np.uint64 and value.shape == (1,)
+            and value.flags.c_contiguous and value.flags.writeable):
+        _fail(GameError, what, f"must be a writable one-element uint64 numpy array, got {_show(value)}")
+    return value
+
+
 def search_call(state, game, seconds: float = 0.0, what: str = "search") -> None:
     """The check at a compiled search's entry point, made with the GIL held before it runs
     without it: ``state`` belongs to ``game`` and the time budget is finite (``inf`` would never

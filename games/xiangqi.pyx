@@ -60,7 +60,8 @@ from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t, mix64, ply_
 cdef extern from *:
     int __builtin_ctzll(unsigned long long) nogil
 
-from games.errors import InvalidMoveError, InvalidPositionError
+from games import validate
+from games.errors import GameError, InvalidMoveError, InvalidPositionError
 
 # ---- board geometry ---------------------------------------------------------------------------------
 # Padded mailbox: square (rank, file) is at (rank + 2) * 11 + file + 2. Two rows of off-board cells above
@@ -756,11 +757,10 @@ cdef class XiangqiState(State):
         fs, ts = divmod(action, 90)
         return f"{FILES[fs % 9]}{fs // 9}{FILES[ts % 9]}{ts // 9}"
 
-    def piece_at(self, int square):
+    def piece_at(self, square):
         """The FEN letter of the piece on ``square`` (rank * 9 + file; red upper case), or None."""
-        if not 0 <= square < 90:
-            raise ValueError(f"xiangqi: square {square} is out of range [0, 90)")
-        cdef int v = self.brd[PAD[square]]
+        cdef int sq = validate.integer(square, "xiangqi: square", 0, 89)
+        cdef int v = self.brd[PAD[sq]]
         if v == EMPTY:
             return None
         ch = PIECE_LETTERS[v & 7]
@@ -802,7 +802,7 @@ cdef class XiangqiState(State):
                          f"{self.clock})")
         return "\n".join(lines)
 
-    def transform_action(self, int sym, int action) -> int:
+    def _transform_action(self, int sym, int action) -> int:
         if not 0 <= action < self.num_actions:
             raise InvalidMoveError(f"action id {action} is out of range [0, {self.num_actions})")
         if sym == 0:
@@ -810,4 +810,4 @@ cdef class XiangqiState(State):
         if sym == 4:
             fs, ts = divmod(action, 90)
             return (fs - 2 * (fs % 9) + 8) * 90 + ts - 2 * (ts % 9) + 8
-        raise ValueError(f"xiangqi: symmetry {sym} is not a symmetry of the game (allowed: 0, 4)")
+        raise GameError(f"xiangqi: symmetry {sym} is not a symmetry of the game (allowed: 0, 4)")

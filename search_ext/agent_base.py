@@ -20,6 +20,15 @@ from search_ext.evaluators import PlayoutEvaluator, ZeroEvaluator
 NETWORK_LOADER = "_network_loader"
 
 
+def check_values(values, what: str) -> list[float]:
+    """A non-empty list of finite numbers (the values an agent's helper picks among)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)):
+        raise AgentSpecError(validate.one_line(f"{what}: must be a list of numbers, got {values!r:.60}"))
+    if not values:
+        raise AgentSpecError(f"{what}: is empty")
+    return [validate.real(v, f"{what}[{i}]", error=AgentSpecError) for i, v in enumerate(values)]
+
+
 class AgentSpecError(GameError):
     """A malformed agent spec, an unknown algorithm or key, or a bad value (and ``net=PATH`` given
     to an agent built without a network loader)."""
@@ -74,9 +83,11 @@ class Agent:
         self.seed = opts.get("seed", 0)
 
     def reset(self, seed: int | None = None) -> None:
-        """Start a new game (forget the tree); optionally reseed."""
+        """Start a new game (forget the tree); optionally reseed (``seed``: an integer in
+        [0, 2**63 - 1])."""
         if seed is not None:
-            self.seed = seed
+            self.seed = validate.integer(seed, f"agent {self.spec!r}: reset seed", 0, 2 ** 63 - 1,
+                                         AgentSpecError)
 
     def choose(self, state) -> int:
         raise NotImplementedError

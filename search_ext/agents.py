@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from games import validate
-from search_ext.agent_base import NETWORK_LOADER, Agent, AgentSpecError, leaf_evaluator
+from search_ext.agent_base import NETWORK_LOADER, Agent, AgentSpecError, check_values, leaf_evaluator
 from search_ext.alphabeta import AlphaBeta
 from search_ext.bestfirst import BestFirstSearch
 from search_ext.evaluators import PlayoutEvaluator, estimate_scale
@@ -414,6 +414,7 @@ class GaussianAgent(Agent):
 
     def select(self, values: list[float]) -> int:
         """Index of the chosen value among ``values`` (already in [0, 1])."""
+        values = check_values(values, f"agent {self.spec!r}: select values")
         x = min(1.0, max(0.0, self.rng.gauss(self.mu, self.sigma)))
         best = min(abs(v - x) for v in values)
         ties = [i for i, v in enumerate(values) if abs(v - x) == best]
@@ -427,6 +428,12 @@ class GaussianAgent(Agent):
 
     def level_values(self, rows: list) -> list[float]:
         """The base's root rows mapped to [0, 1] (see the class docstring)."""
+        if (not isinstance(rows, list) or not all(isinstance(r, dict) and "value" in r for r in rows)
+                or not rows):
+            raise AgentSpecError(validate.one_line(
+                f"agent {self.spec!r}: level_values rows: must be a non-empty list of analyse() rows, "
+                f"got {rows!r:.60}"))
+        check_values([r["value"] for r in rows], f"agent {self.spec!r}: level_values rows' values")
         scale = self._estimate_scale()
         out = []
         for r in rows:

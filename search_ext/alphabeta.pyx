@@ -19,7 +19,10 @@ from libc.string cimport memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from games._state cimport State
-from games.validate import search_call
+from games import validate
+from games.validate import count, rng_arg, search_call, state_arg
+from search_ext.evaluators import check_evaluator
+from games.errors import GameError
 from games._typedefs cimport action_t, hash_t
 from search_ext.evaluators cimport Evaluator, ZeroEvaluator, proven_floor
 
@@ -72,9 +75,10 @@ cdef class AlphaBeta:
     cdef readonly double win_floor   # the least |f_t| of a decided terminal state
     cdef bint depth_scored       # f_t decreases with the ply (a proven result cannot improve deeper)
 
-    def __init__(self, game, Evaluator evaluator=None, int tt_bits=20):
-        if not 10 <= tt_bits <= 28:
-            raise ValueError(f"tt_bits must be in [10, 28], got {tt_bits}")
+    def __init__(self, game, evaluator=None, tt_bits=20):
+        # checked here, before any conversion to a C type (GameError, never OverflowError)
+        check_evaluator(evaluator, "alphabeta: evaluator")
+        tt_bits = validate.integer(tt_bits, "alphabeta: tt_bits", 10, 28)
         self.game = game
         self.evaluator = evaluator if evaluator is not None else ZeroEvaluator()
         self.win_floor = proven_floor(game.score_kind, game.max_plies)
@@ -251,7 +255,15 @@ cdef class AlphaBeta:
         e.horizon = 1 if self.hit_horizon else 0
         e.move = move
 
-    def search(self, State state, int max_depth=0, double seconds=0.0, long nodes=0):
+    def search(self, state, max_depth=0, seconds=0.0, nodes=0):
+        """Iterative deepening from depth 1 until ``max_depth``, ``seconds`` or ``nodes`` runs out
+        (at least depth 1 completes). Returns (best action, value, depth completed)."""
+        return self._search(state_arg(state, self.game, 'alphabeta.search'),
+                            validate.integer(max_depth, 'alphabeta.search: max_depth', 0, 1000),
+                            validate.seconds(seconds, 'alphabeta.search: seconds', allow_zero=True),
+                            count(nodes, 'alphabeta.search: nodes', 0))
+
+    def _search(self, State state, int max_depth=0, double seconds=0.0, long nodes=0):
         """Iterative deepening from depth 1 until ``max_depth``, ``seconds`` or ``nodes`` runs out
         (at least depth 1 completes). Returns (best action, value, depth completed)."""
         search_call(state, self.game, seconds, "alphabeta.search")
@@ -304,7 +316,15 @@ cdef class AlphaBeta:
         return self.evaluator.bounded and self.depth_scored and (
             v >= self.win_floor * (1.0 - 1e-6) or v <= -self.win_floor * (1.0 - 1e-6))
 
-    def analyse(self, State state, int depth=1) -> list:
+    def analyse(self, state, depth=1):
+        """Values of the root actions (mover's view): each child valued by the evaluator
+        (depth 1) or by a ``depth - 1`` search below it. ``resolved``: the value is exact (no
+        evaluated leaf below, or a proven result in a depth-scored game); ``proven``: the sign is
+        (a win or loss beyond every estimate of a bounded evaluator, or resolved)."""
+        return self._analyse(state_arg(state, self.game, 'alphabeta.analyse'),
+                             validate.integer(depth, 'alphabeta.analyse: depth', 1, 1000))
+
+    def _analyse(self, State state, int depth=1) -> list:
         """Values of the root actions (mover's view): each child valued by the evaluator
         (depth 1) or by a ``depth - 1`` search below it. ``resolved``: the value is exact (no
         evaluated leaf below, or a proven result in a depth-scored game); ``proven``: the sign is

@@ -20,7 +20,9 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 import numpy as np
 
 from games._state cimport State
-from games.validate import search_call
+from games import validate
+from games.validate import count, rng_arg, search_call, state_arg
+from search_ext.evaluators import check_evaluator
 from games._typedefs cimport action_t, uint64_t
 from search_ext.evaluators cimport Evaluator, ZeroEvaluator
 from search_ext.descent_core cimport (
@@ -99,17 +101,20 @@ cdef class BestFirstSearch:
     cdef readonly bint memory_full         # the last search reached the table's cap
     cdef readonly long collections         # times the table was cut back because it was full
 
-    def __init__(self, game, str rule="minimax", bint descent=False, Evaluator evaluator=None,
-                 str decision="best", bint take_proven_wins=False, int proven_win_depth=-1,
+    def __init__(self, game, rule="minimax", bint descent=False, evaluator=None,
+                 decision="best", bint take_proven_wins=False, proven_win_depth=-1,
                  max_nodes=None, max_mb=DEFAULT_MAX_MB, bint keep_tree=False):
-        if rule not in RULES:
-            raise ValueError(f"unknown rule {rule!r} (known: {', '.join(RULES)})")
-        if decision not in DECISIONS:
-            raise ValueError(f"unknown decision {decision!r} (known: {', '.join(DECISIONS)})")
-        if max_nodes is not None and max_nodes < 16:
-            raise ValueError(f"max_nodes must be >= 16, got {max_nodes}")
-        if max_mb is not None and not (max_mb > 0 and max_mb < 1e9):
-            raise ValueError(f"max_mb must be > 0, got {max_mb}")
+        # checked here, before any conversion to a C type (GameError, never OverflowError)
+        if not isinstance(rule, str) or rule not in RULES:
+            raise GameError(f"bestfirst: unknown rule {rule!r:.60} (known: {', '.join(RULES)})")
+        if not isinstance(decision, str) or decision not in DECISIONS:
+            raise GameError(f"bestfirst: unknown decision {decision!r:.60} (known: {', '.join(DECISIONS)})")
+        check_evaluator(evaluator, "bestfirst: evaluator")
+        proven_win_depth = validate.integer(proven_win_depth, "bestfirst: proven_win_depth", -1, 1000)
+        if max_nodes is not None:
+            max_nodes = validate.count(max_nodes, "bestfirst: max_nodes", 16, 2 ** 62)
+        if max_mb is not None:
+            max_mb = validate.real(max_mb, "bestfirst: max_mb", 0.0, 1e9, lo_open=True, hi_open=True)
         self.game = game
         self.rule = RULES[rule]
         self.descent = descent
@@ -184,7 +189,11 @@ cdef class BestFirstSearch:
         """Bytes allocated for the table (nodes, edges, hash slots)."""
         return self.t.bytes_used()
 
-    def subtree_size(self, State state) -> int:
+    def subtree_size(self, state):
+        """States reachable from ``state``'s node (0 when it is not in the table)."""
+        return self._subtree_size(state_arg(state, self.game, 'bestfirst.subtree_size'))
+
+    def _subtree_size(self, State state) -> int:
         """States reachable from ``state``'s node (0 when it is not in the table)."""
         cdef int idx = self.t.find(skey(state), state._terminal)
         if idx < 0:
@@ -194,7 +203,13 @@ cdef class BestFirstSearch:
             raise MemoryError()
         return count
 
-    def verify(self, State state) -> int:
+    def verify(self, state):
+        """Check the table below ``state`` against the game (for tests): every edge leads to the
+        node of the state its action reaches (same key, same terminal flag, terminal values exact),
+        every node is found by its key, every node is reachable. Returns the states checked."""
+        return self._verify(state_arg(state, self.game, 'bestfirst.verify'))
+
+    def _verify(self, State state) -> int:
         """Check the table below ``state`` against the game (for tests): every edge leads to the
         node of the state its action reaches (same key, same terminal flag, terminal values exact),
         every node is found by its key, every node is reachable. Returns the states checked."""
@@ -390,7 +405,17 @@ cdef class BestFirstSearch:
                 raise SearchError("the allocator refused memory for the search table")
         return idx
 
-    def search(self, State state, long iterations=0, double seconds=0.0):
+    def search(self, state, iterations=0, seconds=0.0):
+        """Search from ``state`` until ``iterations`` iterations or ``seconds`` have been spent (the
+        first limit reached; at least one iteration) or the root is resolved. Returns the number of
+        iterations run. When the root moved on since the last search, only its subtree is kept
+        (unless ``keep_tree``); when the table fills, its least visited parts are cut back; when
+        even that cannot make room, the search stops early (``last_cut_short``)."""
+        return self._search(state_arg(state, self.game, 'bestfirst.search'),
+                            count(iterations, 'bestfirst.search: iterations', 0),
+                            validate.seconds(seconds, 'bestfirst.search: seconds', allow_zero=True))
+
+    def _search(self, State state, long iterations=0, double seconds=0.0):
         """Search from ``state`` until ``iterations`` iterations or ``seconds`` have been spent (the
         first limit reached; at least one iteration) or the root is resolved. Returns the number of
         iterations run. When the root moved on since the last search, only its subtree is kept
@@ -533,7 +558,12 @@ cdef class BestFirstSearch:
             backup(self.t, &self.rules, root)
         return root
 
-    def best_action(self, State state) -> int:
+    def best_action(self, state):
+        """The final decision at ``state`` (searched before; expands it if it never was). Raises
+        ``GameError`` when the game is over."""
+        return self._best_action(state_arg(state, self.game, 'bestfirst.best_action'))
+
+    def _best_action(self, State state) -> int:
         """The final decision at ``state`` (searched before; expands it if it never was). Raises
         ``GameError`` when the game is over."""
         search_call(state, self.game, what="bestfirst.best_action")
@@ -544,7 +574,13 @@ cdef class BestFirstSearch:
             return state.legal_actions_list()[0]
         return self.t.edges[self.decide(root)].action
 
-    def analyse(self, State state) -> list:
+    def analyse(self, state):
+        """Per root action: value and completion (from the player to move's point of view),
+        resolution, selection count, resolution depth of the chosen line and depth of the shortest
+        proven win (or longest proven loss), best first by the final decision."""
+        return self._analyse(state_arg(state, self.game, 'bestfirst.analyse'))
+
+    def _analyse(self, State state) -> list:
         """Per root action: value and completion (from the player to move's point of view),
         resolution, selection count, resolution depth of the chosen line and depth of the shortest
         proven win (or longest proven loss), best first by the final decision."""
@@ -571,7 +607,11 @@ cdef class BestFirstSearch:
         out.sort(key=lambda d: (not d["chosen"], -d["completion"], -d["value"], -d["count"]))
         return out
 
-    def root_info(self, State state) -> dict:
+    def root_info(self, state):
+        """Value, completion (mover's view) and resolution of ``state``'s node."""
+        return self._root_info(state_arg(state, self.game, 'bestfirst.root_info'))
+
+    def _root_info(self, State state) -> dict:
         """Value, completion (mover's view) and resolution of ``state``'s node."""
         search_call(state, self.game, what="bestfirst.root_info")
         cdef int root = self.root_of(state)
@@ -590,7 +630,15 @@ cdef class BestFirstSearch:
         free(order)
         return t
 
-    def choose_selfplay_move(self, State state, double e, double epsilon, object rng_state):
+    def choose_selfplay_move(self, state, e, epsilon, rng_state):
+        """The move to play in self-play at the searched ``state`` (see ``ordinal_choice``);
+        ``rng_state`` is a one-element uint64 numpy array, advanced in place."""
+        return self._choose_selfplay_move(state_arg(state, self.game, 'bestfirst.choose_selfplay_move'),
+                                          validate.real(e, 'bestfirst.choose_selfplay_move: e', 0.0, 1e6),
+                                          validate.real(epsilon, 'bestfirst.choose_selfplay_move: epsilon', None, 1.0),
+                                          rng_arg(rng_state))
+
+    def _choose_selfplay_move(self, State state, double e, double epsilon, object rng_state):
         """The move to play in self-play at the searched ``state`` (see ``ordinal_choice``);
         ``rng_state`` is a one-element uint64 numpy array, advanced in place."""
         cdef int root = self.expanded_root(state)
@@ -600,7 +648,15 @@ cdef class BestFirstSearch:
         cdef uint64_t[::1] r = rng_state
         return self.t.edges[self.ordinal_choice(root, e, epsilon, &r[0])].action
 
-    def collect_examples(self, State start):
+    def collect_examples(self, start):
+        """Tree learning: every state of the tree below ``start`` that was expanded, and every
+        terminal state reached, as ``(planes, value)`` with the value from the point of view of the
+        player to move in that state (terminal states: f_t). Returns float32 arrays
+        ``x`` (n, H, W, C) and ``y`` (n,), in a deterministic order (depth first: the core's
+        ``harvest``, as the self-play pool emits them)."""
+        return self._collect_examples(state_arg(start, self.game, 'bestfirst.collect_examples'))
+
+    def _collect_examples(self, State start):
         """Tree learning: every state of the tree below ``start`` that was expanded, and every
         terminal state reached, as ``(planes, value)`` with the value from the point of view of the
         player to move in that state (terminal states: f_t). Returns float32 arrays

@@ -442,9 +442,18 @@ cdef int harvest(Table t, State s, int root, int max_depth, Examples* ex) noexce
 
 # ---- the move decision, for tests and tools ----------------------------------------------------------
 
-def sample_ranks(int n, double e, double epsilon, unsigned long long seed, long draws):
+def sample_ranks(n, e, epsilon, seed, draws):
     """Counts of the ranks drawn by the self-play move choice (``draws`` draws) among ``n``
     ranked actions: the ordinal distribution (``epsilon`` < 0) or epsilon-greedy."""
+    from games import validate
+    return _sample_ranks(validate.count(n, "sample_ranks: n", 1, 1_000_000),
+                         validate.real(e, "sample_ranks: e", 0.0, 1.0),
+                         validate.real(epsilon, "sample_ranks: epsilon", None, 1.0),
+                         validate.integer(seed, "sample_ranks: seed", 0, 2 ** 64 - 1),
+                         validate.count(draws, "sample_ranks: draws", 0))
+
+
+def _sample_ranks(int n, double e, double epsilon, unsigned long long seed, long draws):
     counts = np.zeros(n, dtype=np.int64)
     cdef long[::1] cv = counts
     cdef uint64_t rng = seed * <uint64_t>0x9E3779B97F4A7C15ULL + 1
@@ -454,8 +463,11 @@ def sample_ranks(int n, double e, double epsilon, unsigned long long seed, long 
     return counts
 
 
-def ordinal_probabilities(int n, double e):
+def ordinal_probabilities(n, e):
     """P(rank i) of the ordinal distribution over n ranked actions."""
+    from games import validate
+    n = validate.count(n, "ordinal_probabilities: n", 1, 1_000_000)
+    e = validate.real(e, "ordinal_probabilities: e", 0.0, 1.0)
     out = []
     rest = 1.0
     for i in range(n):

@@ -16,6 +16,9 @@
 """
 from libc.stdlib cimport malloc, free
 import numpy as np
+
+from games import validate
+from games.errors import GameError
 cimport numpy as cnp
 
 from games._typedefs cimport rng_below, rng_uniform
@@ -69,20 +72,27 @@ cdef class ZeroEvaluator(Evaluator):
         return "zero"
 
 
+def check_evaluator(evaluator, what="evaluator"):
+    """``evaluator`` when it is ``None`` or an ``Evaluator`` (``GameError`` otherwise): the check a
+    search constructor makes before its typed attribute would raise ``TypeError``."""
+    if evaluator is not None and not isinstance(evaluator, Evaluator):
+        raise GameError(validate.one_line(f"{what}: must be an Evaluator, got {evaluator!r:.60}"))
+    return evaluator
+
+
 cdef class PlayoutEvaluator(Evaluator):
     """Mean of ``playouts`` random playouts from each child (child mover's point of view)."""
 
-    def __init__(self, int playouts=15, int max_plies=100, bint use_score=False,
-                 unsigned long long seed=0):
+    def __init__(self, playouts=15, max_plies=100, bint use_score=False, seed=0):
         super().__init__()
-        if playouts < 1:
-            raise ValueError(f"playouts must be >= 1, got {playouts}")
-        if max_plies < 1:
-            raise ValueError(f"max_plies must be >= 1, got {max_plies}")
+        # checked here, before any conversion to a C type (GameError, never OverflowError)
+        playouts = validate.count(playouts, "playout evaluator: playouts", 1, 1_000_000)
+        max_plies = validate.count(max_plies, "playout evaluator: max_plies", 1, 1_000_000)
+        seed = validate.integer(seed, "playout evaluator: seed", 0, 2 ** 64 - 1)
         self.playouts = playouts
         self.max_plies = max_plies
         self.use_score = use_score
-        self.rng = seed ^ 0x5DEECE66DULL
+        self.rng = <unsigned long long>seed ^ 0x5DEECE66DULL
         self.buf = NULL
         self.buf_cap = 0
 
@@ -90,8 +100,9 @@ cdef class PlayoutEvaluator(Evaluator):
         if self.buf != NULL:
             free(self.buf)
 
-    def reseed(self, unsigned long long seed):
-        self.rng = seed ^ 0x5DEECE66DULL
+    def reseed(self, seed):
+        self.rng = <unsigned long long>validate.integer(seed, "playout evaluator: seed", 0, 2 ** 64 - 1) \
+            ^ 0x5DEECE66DULL
 
     cdef int evaluate(self, State parent, const action_t* actions, int n, float* enc,
                       float* out) noexcept nogil:
@@ -164,10 +175,11 @@ cdef class RandomValueEvaluator(Evaluator):
     """Uniform random values in [-1, 1] (seeded): a stand-in with a network's cost removed, so that
     benchmarks measure the search on realistic (non-degenerate) tree shapes."""
 
-    def __init__(self, unsigned long long seed=0):
+    def __init__(self, seed=0):
         super().__init__()
+        seed = validate.integer(seed, "random value evaluator: seed", 0, 2 ** 64 - 1)
         self.bounded = False
-        self.rng = seed ^ 0xA5A5A5A5ULL
+        self.rng = <unsigned long long>seed ^ 0xA5A5A5A5ULL
 
     cdef int evaluate(self, State parent, const action_t* actions, int n, float* enc,
                       float* out) noexcept nogil:

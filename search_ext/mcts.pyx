@@ -18,7 +18,8 @@ from libc.math cimport sqrt, log, isfinite
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from games._state cimport State
-from games.validate import search_call
+from games import validate
+from games.validate import count, rng_arg, search_call, state_arg
 from games._typedefs cimport action_t, hash_t, uint64_t, rng_below
 
 from games.errors import GameError
@@ -72,14 +73,14 @@ cdef class MCTS:
     cdef readonly bint memory_full
     cdef readonly long peak_nodes
 
-    def __init__(self, game, double c=1.4142135623730951, unsigned long long seed=0,
-                 max_nodes=None, max_mb=DEFAULT_MAX_MB):
-        if not (isfinite(c) and 0.0 <= c <= 1e6):
-            raise ValueError(f"exploration constant must be a finite number in [0, 1e6], got {c}")
-        if max_nodes is not None and max_nodes < 1:
-            raise ValueError(f"max_nodes must be >= 1, got {max_nodes}")
-        if max_mb is not None and not (max_mb > 0 and max_mb < 1e9):
-            raise ValueError(f"max_mb must be > 0, got {max_mb}")
+    def __init__(self, game, c=1.4142135623730951, seed=0, max_nodes=None, max_mb=DEFAULT_MAX_MB):
+        # checked here, before any conversion to a C type (GameError, never OverflowError)
+        c = validate.real(c, "mcts: exploration constant c", 0.0, 1e6)
+        seed = validate.integer(seed, "mcts: seed", 0, 2 ** 64 - 1)
+        if max_nodes is not None:
+            max_nodes = validate.count(max_nodes, "mcts: max_nodes", 1, 2 ** 62)
+        if max_mb is not None:
+            max_mb = validate.real(max_mb, "mcts: max_mb", 0.0, 1e9, lo_open=True, hi_open=True)
         self.game = game
         self.c = c
         self.max_nodes = max_nodes if max_nodes is not None else MAX_INDEX
@@ -87,7 +88,7 @@ cdef class MCTS:
         self.limit = min(self.max_nodes, MAX_INDEX)
         if max_mb is not None:
             self.limit = min(self.limit, max(1, <long>(max_mb * 1048576.0 / sizeof(MNode))))
-        self.rng = seed * 0x9E3779B97F4A7C15ULL + 1
+        self.rng = <unsigned long long>seed * 0x9E3779B97F4A7C15ULL + 1
         self.buf = <action_t*>malloc(sizeof(action_t) * game.branching)
         self.path_cap = game.max_plies + 2
         self.path = <int*>malloc(sizeof(int) * self.path_cap)
@@ -119,7 +120,10 @@ cdef class MCTS:
                 self.nodes = small
                 self.cap = 1024
 
-    def reseed(self, unsigned long long seed):
+    def reseed(self, seed):
+        return self._reseed(validate.integer(seed, 'mcts.reseed: seed', 0, 2 ** 64 - 1))
+
+    def _reseed(self, unsigned long long seed):
         self.rng = seed * 0x9E3779B97F4A7C15ULL + 1
 
     @property
@@ -137,7 +141,11 @@ cdef class MCTS:
         """Bytes allocated for the table."""
         return self.cap * sizeof(MNode)
 
-    def subtree_size(self, State state) -> int:
+    def subtree_size(self, state):
+        """Nodes reachable from ``state``'s node (0 when it is not the root)."""
+        return self._subtree_size(state_arg(state, self.game, 'mcts.subtree_size'))
+
+    def _subtree_size(self, State state) -> int:
         """Nodes reachable from ``state``'s node (0 when it is not the root)."""
         if self.root < 0 or self.nodes[self.root].key != skey(state):
             return 0
@@ -339,7 +347,14 @@ cdef class MCTS:
                     nd.wins += 1.0
                 s.undo()
 
-    def search(self, State state, long iterations=0, double seconds=0.0):
+    def search(self, state, iterations=0, seconds=0.0):
+        """Run UCT iterations from ``state`` (iteration and/or time budget; at least one). The
+        whole budget is always run (a full table stops the tree's growth, not the search)."""
+        return self._search(state_arg(state, self.game, 'mcts.search'),
+                            count(iterations, 'mcts.search: iterations', 0),
+                            validate.seconds(seconds, 'mcts.search: seconds', allow_zero=True))
+
+    def _search(self, State state, long iterations=0, double seconds=0.0):
         """Run UCT iterations from ``state`` (iteration and/or time budget; at least one). The
         whole budget is always run (a full table stops the tree's growth, not the search)."""
         search_call(state, self.game, seconds, "mcts.search")
@@ -376,7 +391,12 @@ cdef class MCTS:
             self.search(state, iterations=1)
         return self.root
 
-    def best_action(self, State state) -> int:
+    def best_action(self, state):
+        """The most visited root child (ties: higher mean result); a legal move even when the
+        table had no room for the root's children."""
+        return self._best_action(state_arg(state, self.game, 'mcts.best_action'))
+
+    def _best_action(self, State state) -> int:
         """The most visited root child (ties: higher mean result); a legal move even when the
         table had no room for the root's children."""
         cdef int root = self.root_for(state)
@@ -393,7 +413,11 @@ cdef class MCTS:
                 best = child
         return self.nodes[best].action
 
-    def analyse(self, State state) -> list:
+    def analyse(self, state):
+        """Per root action: mean result mapped to [-1, 1] (mover's view) and visit count."""
+        return self._analyse(state_arg(state, self.game, 'mcts.analyse'))
+
+    def _analyse(self, State state) -> list:
         """Per root action: mean result mapped to [-1, 1] (mover's view) and visit count."""
         search_call(state, self.game, what="mcts.analyse")
         if state._terminal or self.root < 0 or self.nodes[self.root].key != skey(state):

@@ -28,7 +28,10 @@ from libc.stdlib cimport malloc, free, qsort
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from games._state cimport State
-from games.validate import search_call
+from games import validate
+from games.validate import count, rng_arg, search_call, state_arg
+from search_ext.evaluators import check_evaluator
+from games.errors import GameError
 from games._typedefs cimport action_t
 from search_ext.evaluators cimport Evaluator, ZeroEvaluator
 
@@ -62,14 +65,15 @@ cdef double star_average(double* vals, int n, double ps) noexcept nogil:
     return total / wsum
 
 
-def star_value(values, double ps) -> float:
+def star_value(values, ps) -> float:
     """The predictive (*-minimax) value of an opponent node whose children have ``values`` (root
     player's view): the PS-weighted average of the values sorted increasing (see the module doc)."""
-    if not 0.0 <= ps <= 1.0:
-        raise ValueError(f"PS must be in [0, 1], got {ps}")
-    vals = [float(v) for v in values]
+    ps = validate.real(ps, "star_value: PS", 0.0, 1.0)
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise GameError(f"star_value: values must be a sequence of numbers, got {values!r:.60}")
+    vals = [validate.real(v, "star_value: value") for v in values]
     if not vals:
-        raise ValueError("an opponent node needs at least one child")
+        raise GameError("star_value: an opponent node needs at least one child")
     cdef int n = len(vals), i
     cdef double* buf = <double*>malloc(sizeof(double) * n)
     for i in range(n):
@@ -103,9 +107,10 @@ cdef class StarMinimax:
     cdef bint hit_horizon
     cdef readonly int depth_reached
 
-    def __init__(self, game, Evaluator evaluator=None, double ps=1.0, bint star_all=False):
-        if not 0.0 <= ps <= 1.0:
-            raise ValueError(f"PS must be in [0, 1], got {ps}")
+    def __init__(self, game, evaluator=None, ps=1.0, bint star_all=False):
+        # checked here, before any conversion to a C type (GameError, never OverflowError)
+        check_evaluator(evaluator, "predictive: evaluator")
+        ps = validate.real(ps, "predictive: PS", 0.0, 1.0)
         self.game = game
         self.evaluator = evaluator if evaluator is not None else ZeroEvaluator()
         self.ps = ps
@@ -235,7 +240,17 @@ cdef class StarMinimax:
                 return -1
         return n
 
-    def search(self, State state, int max_depth=0, double seconds=0.0, long nodes=0):
+    def search(self, state, max_depth=0, seconds=0.0, nodes=0):
+        """Iterative deepening from depth 1 (always completed) until ``max_depth``, ``seconds`` or
+        ``nodes`` runs out (``max_depth`` 0: no depth limit). Returns ``(actions, values, depth)``:
+        the root actions, their values (root player's view) at the deepest completed depth, and that
+        depth. Stops early once no leaf was cut by the depth limit (the values are then exact)."""
+        return self._search(state_arg(state, self.game, 'predictive.search'),
+                            validate.integer(max_depth, 'predictive.search: max_depth', 0, 1000),
+                            validate.seconds(seconds, 'predictive.search: seconds', allow_zero=True),
+                            count(nodes, 'predictive.search: nodes', 0))
+
+    def _search(self, State state, int max_depth=0, double seconds=0.0, long nodes=0):
         """Iterative deepening from depth 1 (always completed) until ``max_depth``, ``seconds`` or
         ``nodes`` runs out (``max_depth`` 0: no depth limit). Returns ``(actions, values, depth)``:
         the root actions, their values (root player's view) at the deepest completed depth, and that

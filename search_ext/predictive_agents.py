@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 
-from search_ext.agent_base import Agent, leaf_evaluator
+from search_ext.agent_base import Agent, check_values, leaf_evaluator
 from search_ext.predictive import StarMinimax
 
 DEFAULT_DEPTH = 2      # seed 002, Table 1: the predictive players and the Min opponents search 2 plies
@@ -83,6 +83,7 @@ class NoisyAgent(_StarAgent):
     """The noise-based imperfect player: minimax values / ``scale`` + uniform noise in [0, ``noise``]."""
 
     def noisy_scores(self, values) -> list:
+        values = check_values(values, f"agent {self.spec!r}: noisy_scores values")
         s, k = self.opts["noise"], self.opts["scale"]
         return [v / k + (self.rng.uniform(0.0, s) if s > 0 else 0.0) for v in values]
 

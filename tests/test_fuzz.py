@@ -423,3 +423,70 @@ def test_resume_with_negative_games_keeps_the_replay_files(tmp_path):
     with pytest.raises(CheckpointError, match="counters.games"):
         train_member(job)
     assert all(p.read_bytes() == b"replay" for p in replay)
+
+
+# ---- issue 20 (item 7): every public entry point, every argument, every bad value ----------------
+
+def test_api_bad_values_raise_documented_classes():
+    """Introspected public callables of games/ and search_ext/ (state methods of every game, module
+    functions, registry, boardtext, the compiled searches and evaluators, make_agent and choose),
+    each argument given each bad value (2**63, 10**12, -10**12, -1, True, 1.5, NaN, inf, None, text,
+    a list, numpy scalars): a ``GameError`` or a normal return, never ``OverflowError``, a
+    ``TypeError`` from Cython's argument conversion, ``SystemError``, a crash or a hang (child
+    process, small budgets)."""
+    from tests.fuzz import api
+    cases = api.cases()
+    assert len(cases) > 3000           # the introspection found the entry points
+    _run(cases)
+
+
+@pytest.mark.parametrize("value", [10 ** 12, 2 ** 63, -10 ** 12, -1, True, 1.5, math.nan, None, "4"])
+def test_transform_action_bad_values(value):
+    s = games.new_state("tic_tac_toe")
+    with pytest.raises(GameError):
+        s.transform_action(4, value)
+    with pytest.raises(GameError):
+        s.transform_action(value, 4)
+    assert s.transform_action(4, 0) == s.transform_action(4, 0)
+
+
+def test_search_entry_points_bad_values():
+    from search_ext.bestfirst import BestFirstSearch
+    from search_ext.mcts import MCTS
+    info = games.load("tic_tac_toe")
+    s = info.new_state()
+    for bad in (10 ** 12, 2 ** 63, -1, 1.5, math.inf, None, "3"):
+        with pytest.raises(GameError):
+            BestFirstSearch(info).search(s, iterations=bad)
+        with pytest.raises(GameError):
+            MCTS(info).search(s, iterations=bad)
+        with pytest.raises(GameError):
+            MCTS(info, seed=bad if bad not in (10 ** 12, 2 ** 63) else 2 ** 64)
+        if bad is not None:                 # max_mb=None: no cap
+            with pytest.raises(GameError):
+                BestFirstSearch(info, max_mb=bad if bad != 1.5 else 1e400)
+    with pytest.raises(WrongGameError):
+        BestFirstSearch(info).search(7, iterations=2)
+
+
+@pytest.mark.parametrize("argv", [
+    ["perft", "tic_tac_toe", "1000000000000000000000000000000"],
+    ["perft", "tic_tac_toe", "1", "--moves", "9223372036854775808"],
+    ["show", "tic_tac_toe", "--moves", "1000000000000"],
+    ["show", "reversi(size=1e400)"],
+    ["match", "tic_tac_toe", "--first", "mcts:iterations=" + "1" + "0" * 30, "--second", "random", "--games", "1"],
+    ["match", "tic_tac_toe", "--first", "minimax:max_mb=1e400", "--second", "random", "--games", "1"],
+    ["match", "tic_tac_toe", "--first", "mcts:seed=-1", "--second", "random", "--games", "1"],
+    ["match", "tic_tac_toe", "--first", "mcts:seed=18446744073709551616", "--second", "random", "--games", "1"],
+    ["match", "tic_tac_toe", "--first", "random", "--second", "random", "--games", "1", "--seed", "-1"],
+    ["random-match", "tic_tac_toe", "--seed", "99999999999999999999999"],
+])
+def test_cli_huge_and_negative_numbers(argv):
+    """The bad values of the API fuzz typed at the command line: one ``Error:`` line, exit 2."""
+    from click.testing import CliRunner
+    from descent.cli import cli
+    res = CliRunner().invoke(cli, argv, catch_exceptions=True)
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    lines = [l for l in res.output.splitlines() if l.strip()]
+    assert res.exit_code == 2 and lines and lines[-1].startswith("Error:"), res.output
+    assert "Traceback" not in res.output

@@ -330,6 +330,12 @@ def ex_cli(args):
     return "traceback", f"exit {res.exit_code}: {out[-300:]}"
 
 
+def ex_api(args):
+    """A public entry point of games/search_ext called with a bad value (tests/fuzz/api.py)."""
+    from tests.fuzz import api
+    api.call(args)
+
+
 EXECUTORS = {name[3:]: fn for name, fn in globals().items() if name.startswith("ex_")}
 
 
