@@ -50,6 +50,8 @@ from search_ext.descent_core cimport (
     Examples, Node, Rules, Table, TABLE_NO_MEMORY, RULE_MINIMAX, examples_free, harvest, skey,
     same_state, child_node, select, backup, choose_edge)
 from search_ext.descent_core import ordinal_probabilities, sample_ranks
+from games import validate
+from games.errors import GameError
 
 __all__ = ["SelfPlayPool", "ordinal_probabilities", "sample_ranks"]
 
@@ -158,16 +160,20 @@ cdef class SelfPlayPool:
     cdef int n_live
     cdef Rules rules                 # Unbounded Minimax with completion, no proofs
 
-    def __init__(self, info, evaluate, long iterations=50, double seconds=0.0,
-                 int games_in_flight=1, long max_nodes=2_000_000, long compact_at=-1,
-                 long max_example_bytes=0):
+    def __init__(self, info, evaluate, iterations=50, seconds=0.0, games_in_flight=1,
+                 max_nodes=2_000_000, compact_at=-1, max_example_bytes=0):
+        # checked here, before any conversion to a C type (GameError, never OverflowError)
+        iterations = validate.count(iterations, "self-play pool: iterations", 0)
+        seconds = validate.seconds(seconds, "self-play pool: seconds", allow_zero=True)
+        games_in_flight = validate.count(games_in_flight, "self-play pool: games_in_flight", 1, 1_000_000)
+        max_nodes = validate.count(max_nodes, "self-play pool: max_nodes", 1, 2 ** 62)
+        compact_at = validate.integer(compact_at, "self-play pool: compact_at", -1, 2 ** 62)
+        max_example_bytes = validate.integer(max_example_bytes, "self-play pool: max_example_bytes", 0, 2 ** 62)
         if iterations <= 0 and seconds <= 0.0:
-            raise ValueError("give a budget: iterations > 0 or seconds > 0")
-        if games_in_flight < 1:
-            raise ValueError(f"games_in_flight must be >= 1, got {games_in_flight}")
+            raise GameError("self-play pool: give a budget: iterations > 0 or seconds > 0")
         if max_nodes < 2 * info.branching + 16:
-            raise ValueError(f"max_nodes must be >= {2 * info.branching + 16} for {info.spec} "
-                             f"(twice the branching factor and some), got {max_nodes}")
+            raise GameError(f"self-play pool: max_nodes must be >= {2 * info.branching + 16} for {info.spec} "
+                            f"(twice the branching factor and some), got {max_nodes}")
         self.info = info
         self.evaluate = evaluate
         self.rules.rule = RULE_MINIMAX

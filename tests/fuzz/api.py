@@ -5,8 +5,9 @@ argument conversion, ``SystemError``, a crash or a hang.
 The entry points are found by introspection, not listed by hand: for each game, every public
 method of a fresh state; every public function of ``games._state``, ``games.registry``,
 ``games.boardtext``, ``games.symmetry`` and of each game module; the compiled searches
-(``BestFirstSearch``, ``MCTS``, ``AlphaBeta``, ``StarMinimax``), their public methods and the
-evaluators; ``make_agent`` and ``Agent.choose``. Each is called with each bad value in each argument
+(``BestFirstSearch``, ``MCTS``, ``AlphaBeta``, ``StarMinimax``), their public methods, the
+self-play pool's constructor and the evaluators; ``make_agent`` and every public method of an agent
+of each algorithm. Each is called with each bad value in each argument
 slot (the other slots hold a good value). ``cases()`` builds the cases in the parent; ``call(args)``
 runs one in the child process of ``tests/fuzz/runner.py``, so that a crash or a hang fails one case.
 
@@ -50,6 +51,8 @@ SEARCHES = {
     "AlphaBeta": ("search_ext.alphabeta", {"tt_bits": 12}),
     "StarMinimax": ("search_ext.predictive", {"ps": 0.5, "star_all": False}),
 }
+POOL = {"iterations": 2, "seconds": 0.0, "games_in_flight": 1, "max_nodes": 10_000, "compact_at": -1,
+        "max_example_bytes": 0}
 EVALUATORS = {"PlayoutEvaluator": {"playouts": 2, "max_plies": 10, "use_score": False, "seed": 0},
               "RandomValueEvaluator": {"seed": 0}}
 
@@ -119,6 +122,7 @@ def cases(values=None) -> list[dict]:
             for method, params in _search_methods(cls, module, spec):
                 out += [_case({"target": "search_method", "cls": cls, "name": method}, p, v, spec)
                         for p in params for v in values]
+        out += [_case({"target": "pool"}, key, v, spec) for key in POOL for v in values]
         for cls, kwargs in EVALUATORS.items():
             out += [_case({"target": "evaluator", "cls": cls}, key, v, spec) for key in kwargs for v in values]
         out += [_case({"target": "agent", "name": "make_agent"}, slot, v, spec)
@@ -237,6 +241,9 @@ def call(args):
             search.search(state, **({"iterations": 2} if args["cls"] in ("BestFirstSearch", "MCTS")
                                     else {"max_depth": 1}))
         return fn(**kw)
+    if target == "pool":
+        from search_ext.selfplay import SelfPlayPool
+        return SelfPlayPool(info, lambda planes: planes, **{**POOL, slot: value})
     if target == "evaluator":
         from search_ext import evaluators
         return getattr(evaluators, args["cls"])(**{slot: value})
