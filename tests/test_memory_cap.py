@@ -34,6 +34,7 @@ def test_a_cap_far_below_the_needs_plays_on_within_it():
                         max_nodes=caps["max_nodes"], max_example_bytes=caps["max_example_bytes"])
     seen, ended = play(pool, 3)
     assert len(ended) == 3 and all(g["plies"] > 0 for g in ended)     # never crashes, games end
+    assert all(len(g["y"]) > 0 for g in ended)                        # and none ends empty
     assert sum(g["short_moves"] for g in ended) > 0                   # search degraded ...
     assert sum(g["dropped_harvests"] for g in ended) > 0              # ... and examples dropped
     n = caps["games_in_flight"]
@@ -41,8 +42,11 @@ def test_a_cap_far_below_the_needs_plays_on_within_it():
         assert p["table_bytes"] + p["example_bytes"] <= n * share
         assert p["table_bytes"] <= n * caps["max_nodes"] * TABLE_HEADROOM * BYTES_PER_STATE
         assert p["example_bytes"] <= n * caps["max_example_bytes"]
-    assert all(len(g["y"]) * (info.planes_shape[0] * info.planes_shape[1]
-                              * info.planes_shape[2] + 1) * 4 <= caps["max_example_bytes"]
+    # a game's examples: within its share, or one table's harvest (the last, kept so that no game
+    # ends empty)
+    per_example = (info.planes_shape[0] * info.planes_shape[1] * info.planes_shape[2] + 1) * 4
+    assert all(len(g["y"]) * per_example <= max(caps["max_example_bytes"],
+                                                 caps["max_nodes"] * per_example)
                for g in ended)
 
 
@@ -68,3 +72,4 @@ def test_the_split():
     assert small["max_nodes"] >= 2 * info.branching + 16
     with pytest.raises(ValueError, match="max_example_bytes"):
         SelfPlayPool(info, zeros, max_example_bytes=-1)
+

@@ -9,8 +9,9 @@ gives each game in flight an equal share of what the cap leaves for self-play:
 * the replay window: ``REPLAY_SHARE`` of the cap (the window is bounded by its game count, not
   here: a member whose window outgrows this share shows it in its progress's ``rss_mb``);
 * the rest, less the pool's batch buffer, split equally among the games in flight, each game's
-  share half for its table (``max_nodes`` from ``BYTES_PER_STATE``, with room for the table's
-  capacity to double) and half for its examples: ``max_example_bytes`` is a quarter of the share,
+  share at most half for its table (``max_nodes`` from ``BYTES_PER_STATE``, with room for the
+  table's capacity to double; less when the config's own cap is lower) and the rest for its
+  examples: ``max_example_bytes`` is half of that rest,
   since a finished game's examples are copied out of the buffer before it is freed (measured:
   xiangqi's first game at its defaults peaked at 376 MB of buffers and 930 MB of RSS growth).
 
@@ -30,10 +31,12 @@ def network_bytes(model) -> int:
     return 4 * 4 * int(sum(int(w.shape.num_elements()) for w in model.weights))
 
 
-def selfplay_caps(info, games_in_flight: int, memory_mb: float, net_bytes: int = 0) -> dict:
+def selfplay_caps(info, games_in_flight: int, memory_mb: float, net_bytes: int = 0,
+                  max_nodes: int | None = None) -> dict:
     """The pool's ``games_in_flight``, ``max_nodes`` and ``max_example_bytes`` for a member capped
     at ``memory_mb`` megabytes, plus ``game_share_bytes`` (one game's share: its table's and its
-    examples' bytes stay below it)."""
+    examples' bytes stay below it). ``max_nodes``: the config's own table cap, if any (a table
+    needs no more than it; the rest of the share goes to the examples)."""
     from search_ext.descent_core import BYTES_PER_STATE
     h, w, c = info.planes_shape
     enc = h * w * c * 4
@@ -45,7 +48,8 @@ def selfplay_caps(info, games_in_flight: int, memory_mb: float, net_bytes: int =
     while n > 1 and (selfplay - n * info.branching * enc) // n < min_game:
         n -= 1
     share = max(min_game, (selfplay - n * info.branching * enc) // n)
-    max_nodes = max(min_nodes, share // 2 // (TABLE_HEADROOM * BYTES_PER_STATE))
+    nodes = share // 2 // (TABLE_HEADROOM * BYTES_PER_STATE)
+    max_nodes = max(min_nodes, nodes if max_nodes is None else min(nodes, int(max_nodes)))
     return {"games_in_flight": n, "max_nodes": int(max_nodes),
             "max_example_bytes": int((share - max_nodes * TABLE_HEADROOM * BYTES_PER_STATE) // 2),
             "game_share_bytes": int(share)}

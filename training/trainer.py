@@ -550,7 +550,8 @@ class MemberTrainer:
         self.progress.reset_clock()
         # the member's memory cap (training.memory), shared by the games in flight
         caps = selfplay_caps(self.info, self.in_flight, self.options.memory_mb,
-                             network_bytes(self.model))
+                             network_bytes(self.model),
+                             min(sp["max_nodes"], int(sp["max_mb"] * 2 ** 20 / BYTES_PER_STATE)))
         self.in_flight = caps["games_in_flight"]
         reporter = ProgressReporter(self.mdir, self.job.member, self.job.budget,
                                     self.options.memory_mb, self.progress.timing,
