@@ -28,8 +28,8 @@ built so far (a random legal move when even the root could not be expanded) and 
 ``short_moves``; nothing is raised mid-game. ``max_example_bytes`` (0: no cap) caps each game's
 buffer of tree-learning examples: a compaction whose harvest could take the buffer past it drops
 the unreachable states without emitting them (counted in ``dropped_harvests``), so the game plays
-on with fewer examples instead of growing (a game's last harvest is kept when it has no example
-yet: no game ends empty, and that harvest is bounded by the table's cap) (a long game's harvested examples otherwise grow with
+on with fewer examples instead of growing (a game's last harvest is always kept: no game ends empty,
+and that harvest is bounded by the table's cap; the buffer is freed right after) (a long game's harvested examples otherwise grow with
 its length: chess, ~5 KB an example).
 
 History: a terminal state is keyed apart from a non-terminal state of the same key (the table
@@ -402,7 +402,7 @@ cdef class SelfPlayPool:
             # emit the states the new root cannot reach (all of them at the end), drop them
             if g.tree.mark_reachable(new_root) < 0:
                 return -1
-            if self.harvest_fits(g) or (over and g.ex.n == 0):     # no game ends empty
+            if over or self.harvest_fits(g):         # a game's last harvest is always kept
                 if harvest(g.tree, g.base, g.base_node, g.path_cap, &g.ex) < 0:
                     return -1
             else:

@@ -11,9 +11,11 @@ gives each game in flight an equal share of what the cap leaves for self-play:
 * the rest, less the pool's batch buffer, split equally among the games in flight, each game's
   share at most half for its table (``max_nodes`` from ``BYTES_PER_STATE``, with room for the
   table's capacity to double; less when the config's own cap is lower) and the rest for its
-  examples: ``max_example_bytes`` is half of that rest,
-  since a finished game's examples are copied out of the buffer before it is freed (measured:
-  xiangqi's first game at its defaults peaked at 376 MB of buffers and 930 MB of RSS growth).
+  examples (``max_example_bytes``). Known overshoot: a finished game's examples are copied out of
+  its buffer before the buffer is freed, so for a moment they count twice (measured: xiangqi's
+  first game at its defaults, uncapped, peaked at 376 MB of buffers and 930 MB of RSS growth).
+  Halving the examples' share to cover it dropped most of a chess game's examples at the default
+  cap (6,223 of 74,964), so the share is not halved.
 
 Reaching a share degrades self-play instead of growing: a full table decides its move from the tree
 built so far (``short_moves``), a full example buffer drops the states of a compaction without
@@ -51,5 +53,5 @@ def selfplay_caps(info, games_in_flight: int, memory_mb: float, net_bytes: int =
     nodes = share // 2 // (TABLE_HEADROOM * BYTES_PER_STATE)
     max_nodes = max(min_nodes, nodes if max_nodes is None else min(nodes, int(max_nodes)))
     return {"games_in_flight": n, "max_nodes": int(max_nodes),
-            "max_example_bytes": int((share - max_nodes * TABLE_HEADROOM * BYTES_PER_STATE) // 2),
+            "max_example_bytes": int(share - max_nodes * TABLE_HEADROOM * BYTES_PER_STATE),
             "game_share_bytes": int(share)}
