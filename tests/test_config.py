@@ -109,7 +109,8 @@ def test_runtime_options_come_from_the_dataclass():
     from training.options import OptionError, RuntimeOptions, option_fields
     fields = option_fields(RuntimeOptions)
     assert [f.name for f in fields] == ["games_in_flight", "inference", "device", "learner",
-                                        "memory_mb", "progress_seconds", "engine"]
+                                        "memory_mb", "progress_seconds", "engine",
+                                        "min_milestone_games"]
     for f in fields:
         key = SCHEMA["run"][f.name]
         assert (key.type, key.default, key.help, key.min, key.max, key.choices) == \
