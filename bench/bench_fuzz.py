@@ -6,7 +6,7 @@ that the harness restarts after a crash or a hang (tests/fuzz/runner.py).
     python bench/bench_fuzz.py --tree OTHER_CHECKOUT     # another checkout (its compiled engines)
     python bench/bench_fuzz.py --per 60 --only position,cli --show 10
     python bench/bench_fuzz.py --only api            # every public entry point x every bad value
-    python bench/bench_fuzz.py --overhead            # cost of the entry-point checks (issue 20)
+    python bench/bench_fuzz.py --overhead --json bench/results_entry_checks.json   # cost of the entry-point checks (issue 20)
 
 Prints a table per category and the totals, and writes them as JSON with ``--json PATH``.
 """
