@@ -415,6 +415,11 @@ def train(game, config_path, population, budget, milestones, workers, out, seed,
     population = population or run_cfg["population"]
     workers = min(workers or run_cfg["workers"], population)
     run_dir = out or default_run_dir(info.spec)
+    if config_path is None:
+        from training.run import recorded_config
+        note = recorded_config(run_dir, cfg, info.spec, seed)
+        if note:
+            click.echo(note, err=True)
     from pathlib import Path
     Path(run_dir).mkdir(parents=True, exist_ok=True)     # an unusable --out fails here, before any work
     click.echo(f"training {population} network(s) of {info.spec} for {budget_s:.0f} s each "
@@ -652,6 +657,10 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
     parse_budget(opponent_time)
     workers = min(workers, population)
     run_dir = Path(_run_dir(info.spec, out))
+    from training.run import recorded_config
+    note = recorded_config(run_dir, cfg, info.spec, seed)
+    if note:
+        click.echo(note, err=True)
     ray_address = ray_address or cfg["run"]["ray"] or None
     click.echo(f"[1/4] training {population} networks of {info.spec} for {budget} each in {run_dir}")
     run_training(info.spec, cfg, population, budget_s, ms, workers, run_dir, seed,

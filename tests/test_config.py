@@ -186,3 +186,26 @@ def test_a_run_started_before_the_new_network_keys_continues(tmp_path):
     other["network"]["kernel"] = 5
     with pytest.raises(RunError, match="another configuration"):
         check_run(tmp_path, "tic_tac_toe", other, 0)
+
+
+def test_a_rerun_without_config_continues_with_the_recorded_settings(tmp_path):
+    """The default config changed since a run started (issue 20's long-game defaults): a rerun
+    without --config takes the run's recorded settings, says so in one line, and check_run accepts
+    it; another seed or game, or the same settings, leave the config alone."""
+    import json
+
+    from training.run import check_run, recorded_config, training_config
+    cfg = load_config(default_config_path("chess"))
+    old = json.loads(json.dumps(training_config(cfg)))
+    old["selfplay"]["iterations"] = 50
+    del old["network"]["kernel"]               # written before the key existed
+    (tmp_path / "run.json").write_text(json.dumps(
+        {"game": "chess", "config": old, "seed": 3, "format": "descent-run-1"}))
+    assert recorded_config(tmp_path, load_config(default_config_path("chess")), "chess", 4) is None
+    assert recorded_config(tmp_path, load_config(default_config_path("chess")), "xiangqi", 3) is None
+    note = recorded_config(tmp_path, cfg, "chess", 3)
+    assert note.startswith("note: ") and "selfplay.iterations" in note and "\n" not in note
+    assert cfg["selfplay"]["iterations"] == 50 and cfg["network"]["kernel"] == 3
+    check_run(tmp_path, "chess", training_config(cfg), 3)
+    assert recorded_config(tmp_path, cfg, "chess", 3) is None       # now the same settings
+    assert recorded_config(tmp_path / "none", cfg, "chess", 3) is None

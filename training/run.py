@@ -108,6 +108,32 @@ def with_later_keys(config):
     return config
 
 
+def recorded_config(run_dir, cfg: dict, game: str, seed: int) -> str | None:
+    """For a rerun without ``--config``: when ``run_dir`` holds a run of ``game`` and ``seed``
+    whose recorded network, selfplay and training settings differ from ``cfg``'s (the default config
+    changed since the run started, e.g. issue 20's long-game defaults), put the recorded settings
+    into ``cfg`` (in place) so the run continues as it began; returns a one-line note, or None when
+    nothing was changed (no run there, another game or seed, a record of other keys, or the same
+    settings)."""
+    if not (Path(run_dir) / "run.json").exists():
+        return None
+    try:
+        rec = read_run_record(run_dir)
+    except RunError:
+        return None                        # check_run reports it
+    old = with_later_keys(rec.get("config"))
+    if rec.get("game") != game or rec.get("seed") != seed or not isinstance(old, dict):
+        return None
+    now = with_later_keys(training_config(cfg))
+    if old == now or set(old) != set(now) or any(
+            not isinstance(old[k], dict) or set(old[k]) != set(now[k]) for k in now):
+        return None
+    cfg.update({k: dict(old[k]) for k in now})
+    changed = sorted(f"{k}.{key}" for k in now for key in now[k] if old[k][key] != now[k][key])
+    return (f"note: {run_dir} continues with the settings it was started with "
+            f"({', '.join(changed)} differ from the default config; give --config to check another)")
+
+
 def training_config(cfg: dict) -> dict:
     """The parts of a config that define a network's training (a rerun must not change them)."""
     return {k: cfg[k] for k in ("network", "selfplay", "training")}
