@@ -122,16 +122,10 @@ def update(entry: dict, person_score: float, rungs: int, lo: float, hi: float, s
 
 def ladder(game_spec: str, root=None) -> list[dict]:
     """The rungs, weakest first: {"algorithm", "net" (path or None), "label"}."""
-    from descent.networks import best_network
+    from descent.networks import best_network, ranked_pools
     from training.run import DEFAULT_ROOT
     root = Path(root) if root else DEFAULT_ROOT
-    for pools_path in sorted(root.glob("*/pools.json")):
-        try:
-            pools = json.loads(pools_path.read_text())
-        except (OSError, ValueError):
-            continue
-        if pools.get("game") != game_spec or not pools.get("high"):
-            continue
+    for pools in ranked_pools(game_spec, root):
         rank = {r["net"]: r["rank"] for r in pools.get("ranking", [])}
         low = sorted(pools.get("low", []), key=lambda o: -rank.get(o.get("final"), 0))
         high = sorted(pools["high"], key=lambda h: -rank.get(h["net"], 0))

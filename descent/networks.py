@@ -34,20 +34,27 @@ def make_agent(spec: str, game) -> "_agents.Agent":
     return _agents.make_agent(spec, game, network_loader=network_evaluator)
 
 
-def best_network(game_spec: str, root=None) -> str | None:
-    """The path of the best network for a game, or None when none is trained."""
-    from training.run import DEFAULT_ROOT, list_checkpoints
-    root = Path(root) if root else DEFAULT_ROOT
-    for pools_path in sorted(root.glob("*/pools.json")):
+def ranked_pools(game_spec: str, root):
+    """The readable ``pools.json`` records of ``game_spec`` below ``root`` (the run directories'
+    rankings) that have a high pool, in the order of their paths."""
+    for pools_path in sorted(Path(root).glob("*/pools.json")):
         try:
             pools = json.loads(pools_path.read_text())
         except (OSError, ValueError):
             continue
-        if pools.get("game") == game_spec and pools.get("high"):
-            top = pools["ranking"][0]["net"] if pools.get("ranking") else pools["high"][0]["net"]
-            for h in pools["high"]:
-                if h["net"] == top and Path(h["path"]).exists():
-                    return h["path"]
+        if isinstance(pools, dict) and pools.get("game") == game_spec and pools.get("high"):
+            yield pools
+
+
+def best_network(game_spec: str, root=None) -> str | None:
+    """The path of the best network for a game, or None when none is trained."""
+    from training.run import DEFAULT_ROOT, list_checkpoints
+    root = Path(root) if root else DEFAULT_ROOT
+    for pools in ranked_pools(game_spec, root):
+        top = pools["ranking"][0]["net"] if pools.get("ranking") else pools["high"][0]["net"]
+        for h in pools["high"]:
+            if h["net"] == top and Path(h["path"]).exists():
+                return h["path"]
     rows = [r for r in list_checkpoints(root, game_spec) if r["exists"] and r["game"] == game_spec
             and r["games"] != 0]          # a milestone written before the first game: untrained
     if not rows:
