@@ -185,8 +185,6 @@ cdef class SelfPlayPool:
         self.games_in_flight = games_in_flight
         self.max_nodes = max_nodes
         self.compact_at = max_nodes // 2 if compact_at < 0 else compact_at
-        if max_example_bytes < 0:
-            raise ValueError(f"max_example_bytes must be >= 0, got {max_example_bytes}")
         self.max_example_bytes = max_example_bytes
         self.branching = info.branching
         h, w, c = info.planes_shape
