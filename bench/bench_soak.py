@@ -175,7 +175,8 @@ def soak(args) -> dict:
             games, examples = log_counts(run)
             rss = tree_rss_mb(runner.proc.pid) if rc is None else 0.0
             s = {"t": round(now, 1), "rss_mb": round(rss, 1), "games": len(games),
-                 "examples": examples, "disk_bytes": dir_bytes(run) if run.exists() else 0}
+                 "examples": examples, "disk_bytes": dir_bytes(run) if run.exists() else 0,
+                 "load1": os.getloadavg()[0]}
             samples.append(s)
             if first_game_s is None and games:
                 first_game_s = round(now, 1)
@@ -241,6 +242,8 @@ def soak(args) -> dict:
         "max_progress_gap_s": round(max(gaps), 1) if gaps else None,
         "kill": kill, "status": status, "samples": samples,
         "machine": f"{platform.node()} {os.cpu_count()} cores",
+        # the machine's 1-minute load average over the run (median): throughput is per this load
+        "median_load1": sorted(s["load1"] for s in samples)[len(samples) // 2] if samples else None,
     }
     return res
 
