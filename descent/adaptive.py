@@ -12,8 +12,11 @@ played at once both count. An unreadable profile is reported in one line, kept a
 each network of the pools (the low pool's early checkpoints, then the high pool, each from the
 lowest ranked up; ``descent rank`` writes the pools), and on top Unbounded Minimax with the best
 network (the strongest level). Without pools the ladder is Minibal_+ then Minimax with the best
-network, or with random-playout leaves when no network is trained. The start is the top Minibal_+
-rung at the calibrated budget (``descent calibrate``) or ``DEFAULT_ITERATIONS``.
+network, or with the networks shipped in the repository (Minibal_+ with the early then the final
+one, then Minimax with the final one; ``descent.shipped``), or with random-playout leaves when there
+is no network (or ``net=None``). The start is the top Minibal_+
+rung at the calibrated budget (``descent calibrate``, else the calibration shipped with the
+shipped networks) or ``DEFAULT_ITERATIONS``.
 
 **The rule** (Robbins-Monro stochastic approximation on x = ln(iterations), with Kesten's step
 schedule). After a game whose score for the person is s (win 1, draw 1/2, loss or resignation 0):
@@ -120,11 +123,18 @@ def update(entry: dict, person_score: float, rungs: int, lo: float, hi: float, s
     return entry
 
 
-def ladder(game_spec: str, root=None) -> list[dict]:
-    """The rungs, weakest first: {"algorithm", "net" (path or None), "label"}."""
+def ladder(game_spec: str, root=None, net: str | None = "best") -> list[dict]:
+    """The rungs, weakest first: {"algorithm", "net" (path or None), "label"}. ``net``: "best"
+    (the pools, else the best network, else the shipped networks: early then final), a network
+    path (Minibal_+ then Minimax with it) or None (random-playout leaves)."""
+    from descent import shipped
     from descent.networks import best_network, ranked_pools
     from training.run import DEFAULT_ROOT
     root = Path(root) if root else DEFAULT_ROOT
+    if net != "best":
+        tag = Path(net).name if net else "playout"
+        return [{"algorithm": "minibal_plus", "net": net, "label": f"minibal_plus@{tag}"},
+                {"algorithm": "minimax", "net": net, "label": f"minimax@{tag}"}]
     for pools in ranked_pools(game_spec, root):
         rank = {r["net"]: r["rank"] for r in pools.get("ranking", [])}
         low = sorted(pools.get("low", []), key=lambda o: -rank.get(o.get("final"), 0))
@@ -134,6 +144,11 @@ def ladder(game_spec: str, root=None) -> list[dict]:
             return ([{"algorithm": "minibal_plus", "net": p, "label": f"minibal_plus@{lab}"} for p, lab in nets]
                     + [{"algorithm": "minimax", "net": nets[-1][0], "label": f"minimax@{nets[-1][1]}"}])
     net = best_network(game_spec, root)
+    if shipped.is_shipped(net):
+        early = shipped.network(game_spec, "early")
+        return [{"algorithm": "minibal_plus", "net": early, "label": "minibal_plus@shipped-early"},
+                {"algorithm": "minibal_plus", "net": net, "label": "minibal_plus@shipped-final"},
+                {"algorithm": "minimax", "net": net, "label": "minimax@shipped-final"}]
     tag = "net" if net else "playout"
     return [{"algorithm": "minibal_plus", "net": net, "label": f"minibal_plus@{tag}"},
             {"algorithm": "minimax", "net": net, "label": f"minimax@{tag}"}]
@@ -232,14 +247,17 @@ class Adaptive:
 
     def __init__(self, player: str, game: str, start_iterations: int | None = None,
                  min_iterations: int = MIN_ITERATIONS, max_iterations: int = MAX_ITERATIONS,
-                 root=None, warn=_warn, rungs: list[dict] | None = None):
+                 root=None, warn=_warn, rungs: list[dict] | None = None, net: str | None = "best"):
         if not 1 <= min_iterations < max_iterations:
             raise ProfileError(f"adaptive budget range {min_iterations}..{max_iterations}: need 1 <= min < max")
         self.game, self.lo, self.hi = game, min_iterations, max_iterations
-        self.rungs = rungs if rungs is not None else ladder(game, root)
+        self.rungs = rungs if rungs is not None else ladder(game, root, net)
         if start_iterations is None:
+            from descent import shipped
             from descent.calibrate import find_calibration
             cal = find_calibration(game, "minibal_plus", root=root)
+            if cal is None and any(shipped.is_shipped(r.get("net")) for r in self.rungs):
+                cal = shipped.calibration(game)        # the one shipped beside the networks
             start_iterations = int(cal["budget"]) if cal and cal.get("unit") == "iterations" \
                 else DEFAULT_ITERATIONS
         self.profile = Profile(player, warn)

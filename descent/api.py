@@ -13,8 +13,10 @@ Levels: ``balanced`` (Unbounded Minibal_+ with the best available network, at th
 Minimax), ``adaptive`` (needs ``player=NAME``: budget and network follow the person's results
 across games, see ``descent.adaptive``; call ``end_game()`` when a game ends and ``new_game()`` to
 start the next). ``net="best"`` takes the best network trained for the game (from ``descent rank``'s pools,
-else the newest final checkpoint); without one, the agent evaluates leaves by random playouts and
-``network`` is None.
+else the newest final checkpoint), else the network shipped in the repository for the game
+(``descent.shipped``; the balanced and adaptive levels then start from the calibration shipped
+beside it); without one, the agent evaluates leaves by random playouts and ``network`` is None.
+``root`` is the folder of the user's runs (default ``checkpoints/``).
 
 Any agent, a value network included, is built by ``make_agent`` (also ``descent.make_agent``):
 
@@ -51,8 +53,11 @@ def _calibrated(game_spec: str, net: str | None, seed: int, root=None) -> dict |
     """The balanced agent at the calibrated budget (``descent calibrate``), or None: a calibration
     against the pool applies with the best network; one against an agent applies with its own leaf
     evaluator."""
+    from descent import shipped
     from descent.calibrate import find_calibration
     cal = find_calibration(game_spec, "minibal_plus", root=root)
+    if cal is None and shipped.is_shipped(net):
+        cal = shipped.calibration(game_spec)      # the one shipped beside the network
     if cal is None:
         return None
     if cal.get("against") == "pool":
@@ -81,7 +86,8 @@ class Opponent:
             from descent.adaptive import Adaptive
             if not player:
                 raise GameError("level adaptive needs a player name (--player NAME)")
-            self.adaptive = Adaptive(player, self.info.spec, start_iterations=iterations, root=root)
+            self.adaptive = Adaptive(player, self.info.spec, start_iterations=iterations, root=root,
+                                     net=net)
             self.network = self.adaptive.rung.get("net")
             self.spec = self.adaptive.spec(seed)
         else:

@@ -439,13 +439,17 @@ def train(game, config_path, population, budget, milestones, workers, out, seed,
 @click.option("--out", "root", type=click.Path(file_okay=False), default=None,
               help="A run directory or a folder of runs (default: checkpoints/).")
 def checkpoints(game, root):
-    """List the milestone checkpoints of the training runs."""
+    """List the milestone checkpoints of the training runs, and (without --out) the networks
+    shipped in the repository (marked SHIPPED)."""
     from training.run import DEFAULT_ROOT, list_checkpoints
     from pathlib import Path
     spec = _load(game).spec if game else None
     if root is not None and not Path(root).is_dir():
         raise UserError(f"--out {root}: no such directory")
     rows = list_checkpoints(root or DEFAULT_ROOT, spec)
+    if root is None:
+        from descent.shipped import listing
+        rows += listing(spec)
     if not rows:
         click.echo("no checkpoints found" + (f" for {spec}" if spec else "") + f" under {root or DEFAULT_ROOT}")
         return
@@ -456,11 +460,13 @@ def checkpoints(game, root):
     flagged = 0
     for r in rows:
         flag = ""
-        if r["games"] == 0:
+        if r.get("shipped"):
+            flag = f"  SHIPPED ({r['shipped']})"
+        elif r["games"] == 0:
             flag = "  UNTRAINED (0 games)"
         elif r["undertrained"]:
             flag = "  UNDERTRAINED"
-        flagged += bool(flag)
+        flagged += bool(flag) and not r.get("shipped")
         click.echo(f"{r['game']:<28} {r['member']:>6} {r['milestone']:>10} {shown(r['games']):>7} "
                    f"{shown(r['examples']):>9} {shown(r['train_seconds'], '.0f'):>10}  "
                    f"{r['path']}{'' if r['exists'] else ' (missing)'}{flag}")
@@ -468,6 +474,61 @@ def checkpoints(game, root):
         click.echo(f"{flagged} checkpoint(s) written after fewer self-play games than "
                    f"min_milestone_games ([run] key): rank leaves out members whose final one saw "
                    f"none and warns about the others")
+
+
+@cli.command()
+@click.argument("game")
+@click.option("--run", "run", type=click.Path(file_okay=False), default=None,
+              help="The training run whose milestones are shipped.")
+@click.option("--early", default=None, metavar="MILESTONE", help="The early milestone (e.g. 20d).")
+@click.option("--final", default=None, metavar="MILESTONE", help="The final milestone (e.g. 70d).")
+@click.option("--member", type=IntRange(0, 100_000), default=0, show_default=True,
+              help="The member of the run whose milestones are shipped.")
+@click.option("--command", "command", default=None, metavar="TEXT",
+              help="The command that trained the run, for the model card (default: rebuilt from run.json).")
+@click.option("--cores", type=IntRange(1, 100_000), default=1, show_default=True,
+              help="Cores the member trained on (CPU-hours = training seconds x cores).")
+@click.option("--calibrate", "do_calibrate", is_flag=True,
+              help="Calibrate the balanced player on the shipped networks and ship the result.")
+@click.option("--opponent-budget", default="iterations=200", show_default=True,
+              help="With --calibrate: the early network's Unbounded Minimax budget.")
+@click.option("--range", "budget_range", default="1:2000", show_default=True, metavar="LOW:HIGH",
+              help="With --calibrate: the iterations searched.")
+@click.option("--max-games", type=IntRange(2, validate.MAX_COUNT), default=200, show_default=True,
+              help="With --calibrate: games the calibration may spend.")
+@click.option("--near-games", type=IntRange(2, validate.MAX_COUNT), default=40, show_default=True,
+              help="With --calibrate: games at a budget whose interval still holds the target.")
+@click.option("--seed", type=SEED, default=0, show_default=True)
+def ship(game, run, early, final, member, command, cores, do_calibrate, opponent_budget, budget_range,
+         max_games, near_games, seed):
+    """Ship an early and a final network of a run in checkpoints/shipped/ with a model card
+    (--run, --early, --final), and/or calibrate the balanced player on them (--calibrate)."""
+    from descent.ship import calibrate_shipped, ship as do_ship
+    from descent.calibrate import Unreachable, describe
+    info = _load(game)
+    given = [o for o, x in (("--run", run), ("--early", early), ("--final", final)) if x is not None]
+    if given and len(given) < 3:
+        raise UserError(f"{', '.join(given)} given without "
+                        f"{', '.join(o for o in ('--run', '--early', '--final') if o not in given)}: "
+                        f"shipping needs all three")
+    if not given and not do_calibrate:
+        raise UserError("nothing to do: give --run RUN --early MILESTONE --final MILESTONE, and/or --calibrate")
+    if given:
+        do_ship(run, early, final, member=member, command=command, cores=cores, game=info.spec, echo=click.echo)
+    if do_calibrate:
+        parts = validate.text(budget_range, "--range", max_len=64).split(":")
+        if len(parts) != 2:
+            raise UserError(f"--range {budget_range!r}: expected LOW:HIGH, e.g. 1:2000")
+        low, high = (validate.parse_int(x, f"--range {budget_range!r}", 1, validate.MAX_COUNT) for x in parts)
+        click.echo(f"calibrating minibal_plus with the shipped final network of {info.spec} against minimax "
+                   f"({opponent_budget}) with the shipped early one, iterations {low}:{high}")
+        try:
+            result = calibrate_shipped(info.spec, opponent_budget=opponent_budget, low=low, high=high,
+                                       max_games=max_games, near_games=near_games, seed=seed, echo=click.echo)
+        except Unreachable as exc:
+            raise UserError(f"{exc} (no calibration shipped)") from None
+        click.echo(describe(result))
+        click.echo(f"shipped: {result['path']}")
 
 
 def _run_dir(game_spec, run):

@@ -4,7 +4,7 @@ network) and ``training`` (which knows no agent).
 ``make_agent(spec, game)`` is the way to build an agent, a network or not: it is
 ``search_ext.agents.make_agent`` with this module's network loader passed explicitly, so that
 ``net=PATH`` works from any program whatever it imported before (nothing is installed on import).
-``best_network(game)`` finds the best trained network of a game.
+``best_network(game)`` finds the best trained network of a game (the user's, else the shipped one).
 """
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ def network_evaluator(opts: dict, game=None):
     inf = opts.get("_inference")
     if inf is None:
         from training.inference import make_inference
+        from descent.shipped import check_network
         from training.network import load_network
+        check_network(opts["net"])          # a shipped network must match its model card
         model, _ = load_network(opts["net"], game)
         inf = opts["_inference"] = make_inference(model)
     return inf.evaluator()
@@ -46,8 +48,10 @@ def ranked_pools(game_spec: str, root):
             yield pools
 
 
-def best_network(game_spec: str, root=None) -> str | None:
-    """The path of the best network for a game, or None when none is trained."""
+def best_network(game_spec: str, root=None, shipped: bool = True) -> str | None:
+    """The path of the best network for a game: the user's (``descent rank``'s pools under
+    ``root``, else the newest trained milestone), else with ``shipped`` the final network shipped
+    in the repository (``descent.shipped``); None when there is none."""
     from training.run import DEFAULT_ROOT, list_checkpoints
     root = Path(root) if root else DEFAULT_ROOT
     for pools in ranked_pools(game_spec, root):
@@ -58,6 +62,9 @@ def best_network(game_spec: str, root=None) -> str | None:
     rows = [r for r in list_checkpoints(root, game_spec) if r["exists"] and r["game"] == game_spec
             and r["games"] != 0]          # a milestone written before the first game: untrained
     if not rows:
-        return None
+        if not shipped:
+            return None
+        from descent.shipped import network
+        return network(game_spec)
     rows.sort(key=lambda r: (r["train_seconds"] or 0, r["games"] or 0))
     return rows[-1]["path"]

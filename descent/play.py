@@ -51,14 +51,16 @@ def play(game: str, opponent, seat: int, plain: bool, save: str | None = None) -
     if getattr(bot, "calibration", None):
         c = bot.calibration
         say(f"Calibrated budget: {c['unit']}={c['budget']} (balanced against {c['against']}, "
-            f"{c['games']} calibration games).")
+            f"{c['games']} calibration games{', shipped' if c.get('shipped') else ''}).")
     if getattr(bot, "adaptive", None) is not None:
         say(f"Opponent: {bot.adaptive.describe()}.")
     if bot.network is None:
         say("No trained network found for this game: the computer evaluates positions by random "
             "playouts (train one with `descent train`).")
     else:
-        say(f"The computer uses the network {bot.network}.")
+        from descent.shipped import is_shipped
+        say(f"The computer uses the network {bot.network}"
+            + (" (shipped with descent; its model card is card.json beside it)." if is_shipped(bot.network) else "."))
     say(HELP.format(example=example))
     resigned = False
     redraw = True
