@@ -461,7 +461,7 @@ def checkpoints(game, root):
     for r in rows:
         flag = ""
         if r.get("shipped"):
-            flag = f"  SHIPPED ({r['shipped']})"
+            flag = f"  SHIPPED ({r['shipped']}{', UNDERTRAINED' if r['undertrained'] else ''})"
         elif r["games"] == 0:
             flag = "  UNTRAINED (0 games)"
         elif r["undertrained"]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from descent import shipped
 from training import fileio
 from training.network import CheckpointError
-from training.run import RunError, read_milestone, read_run_record
+from training.run import RunError, milestone_undertrained, read_milestone, read_run_record
 
 SIZE_LIMIT = 20 * 1024 * 1024        # the whole checkpoints/ folder as shipped (README and entries)
 
@@ -101,7 +101,8 @@ def ship(run, early: str, final: str, member: int = 0, command: str | None = Non
                           "games": meta["games"], "examples": meta["examples"],
                           "train_seconds": round(float(meta["train_seconds"]), 1),
                           "cpu_hours": round(float(meta["train_seconds"]) * cores / 3600, 4),
-                          "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(), "elo": None}
+                          "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(), "elo": None,
+                          "undertrained": bool(milestone_undertrained(meta))}
     size = shipped_size(base) - sum((out / f).stat().st_size for f in (*shipped.FILES.values(), shipped.CARD_FILE,
                                                                         shipped.CALIBRATION_FILE)
                                     if (out / f).is_file())

@@ -43,7 +43,7 @@ NETWORK_CARD = v.Record({"file": _NAME, "sha256": _SHA, "bytes": v.Int(1, 10 ** 
                          "milestone": v.Str(64, empty=False), "games": v.Int(0, v.MAX_COUNT),
                          "examples": v.Int(0, 10 ** 15), "train_seconds": v.Real(0.0, 1e10)},
                         {"member": v.Int(0, 100_000), "cpu_hours": v.Opt(v.Real(0.0, 1e10)),
-                         "elo": v.Any_()})
+                         "undertrained": v.Bool(), "elo": v.Any_()})
 CARD = v.Record({"format": v.Str(64, choices=(FORMAT,)), "game": v.Str(256, empty=False),
                  "architecture": v.Map(v.Any_()),
                  "networks": v.Where(v.Map(NETWORK_CARD),
@@ -209,7 +209,7 @@ def listing(game: str | None = None, base=None) -> list[dict]:
             net = card["networks"][role]
             rows.append({"run": str(d), "game": card["game"], "member": net.get("member", 0),
                          "milestone": net["milestone"], "games": net["games"], "examples": net["examples"],
-                         "undertrained": False, "train_seconds": net["train_seconds"],
+                         "undertrained": net.get("undertrained", False), "train_seconds": net["train_seconds"],
                          "path": str(d / net["file"]), "exists": True, "shipped": role,
                          "cpu_hours": net.get("cpu_hours"), "elo": net.get("elo")})
     return rows
