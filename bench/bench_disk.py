@@ -2,16 +2,20 @@
 
 Runs ``descent train GAME --population 1 --budget B --milestones M --out DIR`` as a
 subprocess and samples, every ``--interval`` seconds, the size of each kind of file
-in the run directory (replay window, log.jsonl, TensorBoard events, latest.h5,
-milestones, status.json, run.json, anything else) together with the number of games
-counted in log.jsonl.  From the samples after a warm-up it fits bytes per hour and
-bytes per game for each kind (least-squares slope) and extrapolates per day and over
-70 days at the measured rate, marking which kinds are bounded.
+in the run directory (replay window, log.jsonl with its archives, TensorBoard events,
+latest.h5, milestones, status.json, run.json, anything else) together with the last game
+number its log holds.  From the samples after a warm-up it fits bytes per hour and bytes
+per game for each kind (least-squares slope) and extrapolates per day and over 70 days at
+the measured rate, marking which kinds are bounded; the logs stop at their cap
+(``log_max_mb``: half for log.jsonl and its archives, half for TensorBoard), so their
+70-day figure is the smaller of the two.  ``--log-max-mb`` runs with a cap small enough
+to reach in minutes (the peak then shows the bound).
 
     .venv/bin/python bench/bench_disk.py                       # reversi(size=6), 6m
     .venv/bin/python bench/bench_disk.py --game 'breakthrough(rows=6,cols=6)' --budget 3m \
         --milestones 1m,2m,3m --key breakthrough
     .venv/bin/python bench/bench_disk.py --run-dir checkpoints/reversi   # existing run
+    .venv/bin/python bench/bench_disk.py --log-max-mb 0.02 --key 'reversi(size=6) log_max_mb=0.02'
 
 Results go to bench/results_disk.json (relative paths only), one entry per --key.
 """
@@ -29,6 +33,10 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from training.logfiles import LogCaps, archives, last_game  # noqa: E402
+from training.options import RuntimeOptions  # noqa: E402
+
 RESULTS = HERE / "results_disk.json"
 DAY = 86400.0
 DAYS = 70
@@ -36,8 +44,10 @@ DAYS = 70
 # kind -> (bounded?, why)
 BOUNDS = {
     "replay": (True, "window of the last replay_games games (one HDF5 file per game)"),
-    "log.jsonl": (False, "one line per game, never trimmed"),
-    "tensorboard": (False, "events appended every progress_seconds and per game, never trimmed"),
+    "log.jsonl": (True, "log_max_mb/2: log.jsonl (one line per game) rotated into gzip archives "
+                        "log.<first>-<last>.every<k>.jsonl.gz, the older ones thinned as they fill up"),
+    "tensorboard": (True, "log_max_mb/2: events appended per game and every progress_seconds; a new "
+                          "event file every quarter, the oldest deleted"),
     "latest.h5": (True, "rewritten in place: weights + optimizer + counters, fixed size"),
     "milestones": (True, "one .weights.h5 + .json per configured milestone: as many as --milestones names"),
     "status.json": (True, "rewritten in place, fixed size"),
@@ -54,7 +64,7 @@ def kind_of(rel: Path) -> str:
         return "replay"
     if "tensorboard" in parts:
         return "tensorboard"
-    if name == "log.jsonl":
+    if name == "log.jsonl" or (name.startswith("log.") and name.endswith(".jsonl.gz")):
         return "log.jsonl"
     if name.startswith("latest"):
         return "latest.h5"
@@ -87,11 +97,10 @@ def snapshot(run: Path) -> dict:
             if k == "other":
                 others[str(rel)] = n
     games = 0
-    for log in run.glob("member_*/log.jsonl"):
+    for mdir in run.glob("member_*"):
         try:
-            with open(log, "rb") as fh:
-                games += sum(1 for line in fh if line.strip())
-        except OSError:
+            games += last_game(mdir)        # log.jsonl and its archives
+        except OSError:                     # a file rotated away while reading
             pass
     return {"sizes": sizes, "files": counts, "games": games, "others": others}
 
@@ -107,8 +116,12 @@ def slope(xs: list[float], ys: list[float]) -> float | None:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
 
 
-def analyse(samples: list[dict], warmup_s: float) -> dict:
-    """Bytes per hour and per game of each kind, fitted on samples after warm-up."""
+CAPPED = ("log.jsonl", "tensorboard")       # each bounded by half of log_max_mb
+
+
+def analyse(samples: list[dict], warmup_s: float, log_max_mb: float) -> dict:
+    """Bytes per hour and per game of each kind, fitted on samples after warm-up (the logs: on
+    the samples before their first rotation when they reached their cap)."""
     post = [s for s in samples if s["t"] >= warmup_s] or samples
     if len(post) < 3:
         post = samples
@@ -120,12 +133,18 @@ def analyse(samples: list[dict], warmup_s: float) -> dict:
     if g_slope is not None:
         games_per_hour = g_slope * 3600.0
     kinds = {}
+    cap = LogCaps(log_max_mb).half
     for k, (bounded, why) in BOUNDS.items():
         ys = [float(s["sizes"][k]) for s in post]
         final = last["sizes"][k]
         if final == 0 and (k == "other" or not any(ys)):
             continue  # only transient files (atomic rewrites) seen mid-write
-        per_s = slope(ts, ys)
+        fit_ts, fit_ys = ts, ys
+        if k in CAPPED:             # growth before the cap: up to the first drop (a rotation)
+            drop = next((i for i in range(1, len(ys)) if ys[i] < ys[i - 1]), len(ys))
+            if drop >= 3:
+                fit_ts, fit_ys = ts[:drop], ys[:drop]
+        per_s = slope(fit_ts, fit_ys)
         per_hour = per_s * 3600.0 if per_s is not None else None
         per_game = (per_hour / games_per_hour) if (per_hour is not None and games_per_hour) else None
         row = {
@@ -136,7 +155,14 @@ def analyse(samples: list[dict], warmup_s: float) -> dict:
             "bounded": bounded,
             "why": why,
         }
-        if per_hour is not None:
+        if k in CAPPED:
+            row["cap_bytes"] = cap
+            row["peak_bytes"] = max(s["sizes"][k] for s in samples)
+            if per_hour:
+                row["bytes_per_day"] = per_hour * 24
+                row["days_to_cap"] = cap / (per_hour * 24)
+                row["bytes_70_days"] = min(per_hour * 24 * DAYS, cap)
+        elif per_hour is not None:
             if bounded:
                 # a bounded kind stops growing: its size is what it holds, not a rate
                 row["bytes_per_day"] = None
@@ -156,6 +182,7 @@ def analyse(samples: list[dict], warmup_s: float) -> dict:
         "kinds": kinds,
         "others": last.get("others", {}),
         "total_bytes": sum(last["sizes"].values()),
+        "log_max_mb": log_max_mb,
     }
 
 
@@ -187,6 +214,16 @@ def extras(result: dict, run: Path | None, n_milestones: int | None) -> None:
     if replay_games is None:
         replay_games = 100  # descent/config.py default
     result["replay_games"] = replay_games
+    # the archives' compression (those not thinned): bytes of log lines per archived byte
+    raw = packed = 0
+    for mdir in (run.glob("member_*") if run is not None else []):
+        for a in archives(mdir):
+            if a.every == 1:
+                import gzip
+                raw += len(gzip.decompress(a.path.read_bytes()))
+                packed += a.path.stat().st_size
+    if packed:
+        result["log_archive_compression"] = raw / packed
     rep = kinds.get("replay")
     if rep and rep.get("files"):
         per_file = rep["final_bytes"] / rep["files"]
@@ -216,13 +253,15 @@ def run_training(args) -> tuple[list[dict], str]:
     else:
         tmp = tempfile.mkdtemp(prefix="bench_disk_")
         out = Path(tmp) / "run"
+    cap = [] if args.log_max_mb is None else ["--log-max-mb", str(args.log_max_mb)]
     cmd = [args.descent, "train", args.game, "--population", "1", "--budget", args.budget,
-           "--milestones", args.milestones, "--out", str(out), "--seed", str(args.seed)]
+           "--milestones", args.milestones, "--out", str(out), "--seed", str(args.seed), *cap]
     shown = ["descent", "train", args.game, "--population", "1", "--budget", args.budget,
-             "--milestones", args.milestones, "--out", "DIR", "--seed", str(args.seed)]
+             "--milestones", args.milestones, "--out", "DIR", "--seed", str(args.seed), *cap]
     print("running:", " ".join(shown), flush=True)
     t0 = time.time()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    errlog = tempfile.TemporaryFile(mode="w+")     # not a pipe: nobody reads it while it runs
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errlog, text=True)
     samples = []
     try:
         while True:
@@ -241,7 +280,9 @@ def run_training(args) -> tuple[list[dict], str]:
         if proc.poll() is None:
             proc.terminate()
             proc.wait()
-    err = proc.stderr.read() if proc.stderr else ""
+    errlog.seek(0)
+    err = errlog.read()
+    errlog.close()
     if proc.returncode:
         print(err[-3000:], file=sys.stderr)
     return samples, " ".join(shown), out
@@ -259,6 +300,8 @@ def main() -> None:
     ap.add_argument("--run-dir", help="analyse an existing run directory (no training, one sample)")
     ap.add_argument("--descent", default=str(Path(sys.executable).with_name("descent")))
     ap.add_argument("--key", help="entry name in results_disk.json (default: the game)")
+    ap.add_argument("--log-max-mb", type=float, default=None,
+                    help="descent train --log-max-mb (default: the [run] default)")
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--reanalyse", metavar="KEY",
                     help="recompute the extras of a stored entry (with --run-dir: its run dir)")
@@ -289,7 +332,8 @@ def main() -> None:
         key = args.key or f"run_dir:{run.name}"
     else:
         samples, shown, run = run_training(args)
-        result = analyse(samples, args.warmup)
+        cap = args.log_max_mb if args.log_max_mb is not None else RuntimeOptions().log_max_mb
+        result = analyse(samples, args.warmup, cap)
         extras(result, run, len(args.milestones.split(",")))
         result.update({
             "command": shown,

@@ -35,7 +35,8 @@ def main() -> int:
         run_training(args.game, cfg, 1, budget, [("final", budget)], 1, run, 0, threads=1,
                      progress=False, echo=lambda *_: None,
                      runtime={"learner": args.learner, "inference": "onnx"})
-        recs = [json.loads(x) for x in (run / "member_00" / "log.jsonl").read_text().splitlines() if x]
+        from training.logfiles import read_history     # log.jsonl and its archives
+        recs = read_history(run / "member_00")
     full = [r for r in recs if r["game"] > window]
     import numpy as np
     import games

@@ -46,9 +46,9 @@ def _train(game: str, runtime: dict, minutes: float, run_dir: str, seed: int) ->
 
 
 def _games_and_examples(run_dir: Path) -> dict:
-    log = run_dir / "member_00" / "log.jsonl"
-    recs = [json.loads(x) for x in log.read_text().splitlines() if x.strip()] if log.exists() else []
-    return {"games": len(recs), "examples": sum(r["examples"] for r in recs),
+    from training.logfiles import read_history     # log.jsonl and its archives
+    recs = read_history(run_dir / "member_00")
+    return {"games": recs[-1]["game"] if recs else 0, "examples": sum(r["examples"] for r in recs),
             "train_seconds": recs[-1]["train_seconds"] if recs else 0.0}
 
 

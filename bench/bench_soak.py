@@ -82,19 +82,19 @@ def dir_bytes(path: Path) -> int:
 
 
 def log_counts(run: Path) -> tuple[list[int], int]:
-    """Game numbers in every member's log.jsonl and the examples they hold."""
+    """Game numbers in every member's log (log.jsonl and its archives, every record read: a repeat
+    shows) and the examples they hold (of the games kept: an archive thinned by log_max_mb holds
+    every k-th game only)."""
+    sys.path.insert(0, str(ROOT))
+    from training.logfiles import read_history
     games, examples = [], 0
-    for log in run.glob("member_*/log.jsonl"):
+    for mdir in run.glob("member_*"):
         try:
-            lines = log.read_bytes().splitlines()
-        except OSError:
+            recs = read_history(mdir, unique=False)
+        except OSError:                 # a file rotated away while reading: the next sample
             continue
-        for line in lines:
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if "game" in rec and "examples" in rec:
+        for rec in recs:
+            if "examples" in rec:
                 games.append(int(rec["game"]))
                 examples += int(rec["examples"])
     return games, examples

@@ -110,7 +110,7 @@ def test_runtime_options_come_from_the_dataclass():
     fields = option_fields(RuntimeOptions)
     assert [f.name for f in fields] == ["games_in_flight", "inference", "device", "learner",
                                         "memory_mb", "progress_seconds", "engine",
-                                        "min_milestone_games"]
+                                        "min_milestone_games", "log_max_mb", "sync_every"]
     for f in fields:
         key = SCHEMA["run"][f.name]
         assert (key.type, key.default, key.help, key.min, key.max, key.choices) == \

@@ -121,6 +121,16 @@ class RuntimeOptions:
         10, "a milestone checkpoint written after fewer self-play games than this is flagged "
             "undertrained in its JSON; rank and the report warn about it or leave it out",
         min=0, max=10 ** 9)
+    log_max_mb: float = option(
+        64.0, "disk cap of a member's logs in megabytes, half each: log.jsonl with its gzip "
+              "archives (older games thinned to every 2nd, 4th... game as they fill up) and the "
+              "TensorBoard event files (the oldest deleted); see training.logfiles",
+        min=0.001, max=1e6)
+    sync_every: float = option(
+        600.0, "with --ray-ship (no shared file system): seconds between the copies of a member's "
+               "state (weights, optimizer, counters, log, milestones) from its worker to the run "
+               "directory, also sent at every milestone and at the end; a member restarted on "
+               "another node loses at most this much (0: after every game)", min=0.0, max=1e7)
 
     def __post_init__(self):
         for f in option_fields(type(self)):

@@ -8,6 +8,8 @@ Layout of a run directory (``checkpoints/<game>`` by default)::
     member_NN/milestone_<D>.weights.h5 + .json    named checkpoints (e.g. 20d and 70d)
     member_NN/replay/g<GAME>.h5   replay buffer, one file per game (see training.replay)
     member_NN/log.jsonl           one line per game; member_NN/tensorboard/: TensorBoard scalars
+    member_NN/log.<a>-<b>.every<k>.jsonl.gz    log.jsonl's archives (training.logfiles: both logs
+                                  stay under the [run] key log_max_mb)
 
 Every file is written under a temporary name (``.<name>.tmp<PID>``) and renamed; those a kill leaves
 behind are removed when the run is resumed (under the lock). See ``training.trainer`` for how a

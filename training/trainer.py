@@ -11,7 +11,9 @@ another machine. Rerunning it continues where it stopped. Per game:
    decoded and augmented one minibatch at a time;
 4. save the rolling state (weights, optimizer, counters, RNG) atomically, with the game's log
    record inside it, then any milestone checkpoint whose training time has been reached;
-5. append the record to ``log.jsonl`` and write its TensorBoard scalars (flushed).
+5. append the record to ``log.jsonl`` and write its TensorBoard scalars (flushed); both stay under
+   ``log_max_mb`` (``training.logfiles``: ``log.jsonl`` rotates into gzip archives, thinned when
+   they fill up; old event files are deleted).
 
 A kill at any moment loses at most the game in progress. The counted game and its log record are
 one atomic unit, ``latest.h5``: on resume (``repair_logs``), a record missing from ``log.jsonl``
@@ -24,7 +26,6 @@ aims kills at exact points for the tests.
 """
 from __future__ import annotations
 
-import json
 import math
 import threading
 import time
@@ -33,10 +34,11 @@ from pathlib import Path
 
 import numpy as np
 
+from training.logfiles import (LOG_FILE, RollingWriter, archived_through, archives, read_log,
+                               rotate_log)
 from training.options import RuntimeOptions
 
 STATE_FILE = "latest.h5"
-LOG_FILE = "log.jsonl"
 SCALARS = ("loss", "games_per_hour", "examples_per_second", "value_error", "exploration_e")
 
 
@@ -97,34 +99,6 @@ def scalars_of(record: dict) -> dict:
             "value_error": value(record["value_error"]), "exploration_e": value(record["e"])}
 
 
-def read_log(path: Path) -> tuple[list[dict], bool]:
-    """The records of a member's ``log.jsonl`` and whether the file needs a rewrite (a torn or
-    unreadable line, as a kill in the middle of an append leaves)."""
-    if not path.exists():
-        return [], False
-    records, damaged = [], False
-    data = path.read_bytes()
-    constants = []
-
-    def constant(token):               # NaN or Infinity written by an older version: null now
-        constants.append(token)
-        return None
-    for line in data.split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line, parse_constant=constant)
-            int(rec["game"])
-        except (ValueError, KeyError, TypeError):
-            damaged = True
-            continue
-        records.append(rec)
-    damaged = damaged or bool(constants)
-    if data and not data.endswith(b"\n"):
-        damaged = True
-    return records, damaged
-
-
 def _event_records(path: Path):
     """The records of a TFRecord event file (u64 length, u32 crc, data, u32 crc), read directly
     (40x faster than a tf.data pipeline); stops at a record cut short by a kill."""
@@ -159,22 +133,28 @@ def _logged_scalars(tb_dir: Path) -> set:
     return seen
 
 
-def repair_logs(mdir: Path, games_done: int, pending: dict | None, writer=None) -> list[dict]:
-    """Make ``log.jsonl`` hold exactly one record per counted game 1..``games_done`` that has one
-    (``pending``: the last game's record saved in the state), and the TensorBoard event files every
-    scalar of those records. Returns the records appended to the log."""
+def repair_logs(mdir: Path, games_done: int, pending: dict | None, writer=None,
+                log_max_mb: float | None = None) -> list[dict]:
+    """Make ``log.jsonl`` and its archives (``training.logfiles``) hold exactly one record per
+    counted game 1..``games_done`` that has one (``pending``: the last game's record saved in the
+    state; a game an archive covers is there, or thinned out), and the TensorBoard event files
+    every scalar of the records of ``log.jsonl`` (those of games older than the event files kept
+    aside). ``log_max_mb``: then rotate ``log.jsonl`` if it is due (a kill before its rotation).
+    Returns the records appended to the log."""
     path = mdir / LOG_FILE
     records, damaged = read_log(path)
+    through = archived_through(archives(mdir, clean=True))   # a kill in a rotation: see logfiles
     kept, seen = [], set()
     for rec in records:
         g = int(rec["game"])
-        if g > games_done or g in seen:
+        if g > games_done or g in seen or g <= through:
             damaged = True
             continue
         seen.add(g)
         kept.append(rec)
     added = []
-    if pending is not None and int(pending["game"]) <= games_done and int(pending["game"]) not in seen:
+    if (pending is not None and through < int(pending["game"]) <= games_done
+            and int(pending["game"]) not in seen):
         kept.append(pending)
         added.append(pending)
     if damaged or added:
@@ -185,7 +165,11 @@ def repair_logs(mdir: Path, games_done: int, pending: dict | None, writer=None) 
         from training import import_tensorflow
         tf = import_tensorflow()
         have = _logged_scalars(mdir / "tensorboard")
+        # games older than every per-game scalar kept: their event files rolled out (logfiles)
+        floor = min((s for s, tag in have if tag in SCALARS), default=0)
         for rec in kept:
+            if int(rec["game"]) < floor:
+                continue
             g = int(rec["game"])
             missing = {k: v for k, v in scalars_of(rec).items() if (g, k) not in have}
             if missing:
@@ -193,6 +177,8 @@ def repair_logs(mdir: Path, games_done: int, pending: dict | None, writer=None) 
                     for k, v in missing.items():
                         tf.summary.scalar(k, v)
         writer.flush()
+    if log_max_mb is not None:
+        rotate_log(mdir, log_max_mb)
     return added
 
 
@@ -451,9 +437,10 @@ class MemberTrainer:
     ``_Learner`` for how far behind they may be); with the ``tf`` backend it runs inline.
     """
 
-    def __init__(self, job: MemberJob, report=None):
+    def __init__(self, job: MemberJob, report=None, on_saved=None):
         self.job = job
         self.report = report
+        self.on_saved = on_saved
         self.options = runtime_options(job)
         self.mdir = member_dir(job.run_dir, job.member)
         self.state_path = self.mdir / STATE_FILE
@@ -533,8 +520,9 @@ class MemberTrainer:
         self.train_step.get_concrete_function(tf.TensorSpec((None, *shape), tf.float32),
                                               tf.TensorSpec((None,), tf.float32))
         self.inference(np.zeros((1, *shape), np.float32))
-        self.writer = tf.summary.create_file_writer(str(self.mdir / "tensorboard"))
-        repair_logs(self.mdir, self.progress.games_counted(), self.pending, self.writer)
+        self.writer = RollingWriter(tf, self.mdir / "tensorboard", self.options.log_max_mb)
+        repair_logs(self.mdir, self.progress.games_counted(), self.pending, self.writer,
+                    self.options.log_max_mb)
         self.learner = _Learner(self.process, mode)
 
     # ---- the self-play thread ----------------------------------------------------------------
@@ -551,7 +539,8 @@ class MemberTrainer:
         # the member's memory cap (training.memory), shared by the games in flight
         caps = selfplay_caps(self.info, self.in_flight, self.options.memory_mb,
                              network_bytes(self.model),
-                             min(sp["max_nodes"], int(sp["max_mb"] * 2 ** 20 / BYTES_PER_STATE)))
+                             min(sp["max_nodes"], int(sp["max_mb"] * 2 ** 20 / BYTES_PER_STATE)),
+                             self.cfg["training"]["replay_games"])
         self.in_flight = caps["games_in_flight"]
         reporter = ProgressReporter(self.mdir, self.job.member, self.job.budget,
                                     self.options.memory_mb, self.progress.timing,
@@ -659,13 +648,16 @@ class MemberTrainer:
         self._save_state()
         crash_point("state_saved")
         self.replay.trim_files()          # the games that left the window: only now
-        self.write_milestones()
+        milestones = self.write_milestones()
         append_json(self.mdir / LOG_FILE, record)
         crash_point("log_written")
         with self.writer.as_default(step=record["game"]):
             for k, v in scalars_of(record).items():
                 self.tf.summary.scalar(k, v)
         self.writer.flush()
+        rotate_log(self.mdir, self.options.log_max_mb)     # log.jsonl bounded (logfiles)
+        if self.on_saved is not None:
+            self.on_saved("milestone" if milestones else "game")
         if self.report is not None:
             self.report(record)
 
@@ -675,17 +667,19 @@ class MemberTrainer:
                 "record": self.progress.last_record()}
         save_state(self.state_path, self.model, self.optimizer, meta)
 
-    def write_milestones(self) -> None:
+    def write_milestones(self) -> int:
         """Every milestone whose training time is reached and not yet written: its weights, then
-        the state that marks it done. Its JSON records the games and examples behind it, and
+        the state that marks it done (returns how many were written). Its JSON records the games and examples behind it, and
         ``undertrained: true`` when it saw fewer than ``min_milestone_games`` games (a game longer
         than the budget writes milestones of a network that never learned)."""
         from training.network import save_weights
         least = self.options.min_milestone_games
+        written = 0
         for name, secs in self.job.milestones:
             counts = self.progress.claim_milestone(name, secs)
             if counts is None:
                 continue
+            written += 1
             if counts["games"] < least:
                 note(f"member {self.job.member}: milestone {name} written after "
                      f"{counts['games']} self-play game(s) ({counts['examples']} examples), fewer "
@@ -697,6 +691,7 @@ class MemberTrainer:
                     "written": time.strftime("%Y-%m-%dT%H:%M:%S")}
             save_weights(self.mdir / f"milestone_{name}.weights.h5", self.model, meta)
             self._save_state()
+        return written
 
     # ---- the end -----------------------------------------------------------------------------
     def _finish(self) -> dict:
@@ -706,10 +701,17 @@ class MemberTrainer:
         counters = self.progress.counters()
         write_json(self.mdir / "status.json",
                    {**counters, "budget": self.job.budget, "done": self.progress.done(self.job.budget)})
+        if self.on_saved is not None:
+            self.on_saved("end")
         return counters
 
 
-def train_member(job: MemberJob, report=None) -> dict:
+def train_member(job: MemberJob, report=None, on_saved=None) -> dict:
     """Train one member until its budget (or ``max_games``); returns its final counters.
-    ``report(dict)`` is called after every game with its log record. See ``MemberTrainer``."""
-    return MemberTrainer(job, report).run()
+    ``report(dict)`` is called after every game with its log record. ``on_saved(event)`` is called
+    whenever the member's directory is consistent and resumable as it stands (state, log line,
+    TensorBoard scalars and milestones written): ``"game"`` after a counted game, ``"milestone"``
+    after one that wrote a milestone, ``"end"`` after ``status.json`` at the end; it runs in the
+    learner's thread, which waits for it (``descent.distributed`` copies the files to the driver
+    from there). See ``MemberTrainer``."""
+    return MemberTrainer(job, report, on_saved).run()
