@@ -148,8 +148,10 @@ def test_train_kill_resume(tmp_path, tiny_config):
     from training.trainer import SCALARS
     run = tmp_path / "run"
     mdir = run / "member_00"
+    # the thread learner: one training pass per game whatever the machine's load (the async one
+    # skips passes when self-play is ahead, so its losses per game depend on speed)
     args = ["train", "tic_tac_toe", "--config", str(tiny_config), "--out", str(run),
-            "--budget", "1h", "--milestones", "0.001s,1h"]
+            "--budget", "1h", "--milestones", "0.001s,1h", "--learner", "thread"]
 
     def train(games, crash=None):
         env = dict(ENV, DESCENT_CRASH_AT=crash) if crash else ENV
@@ -276,8 +278,9 @@ def test_run_refuses_another_config(tmp_path, tiny_config):
     """Another network, self-play or training config is refused; the runtime options (here from
     the command line, over the config) may change between reruns."""
     run = tmp_path / "run"
-    args = ["train", "tic_tac_toe", "--config", str(tiny_config), "--out", str(run), "--budget", "1s",
-            "--milestones", "1s", "--max-games", "1"]
+    # a game budget (--max-games), not a time one: a game may take seconds on a loaded machine
+    args = ["train", "tic_tac_toe", "--config", str(tiny_config), "--out", str(run), "--budget", "1h",
+            "--milestones", "1h", "--max-games", "1"]
     r = descent(*args, "--games-in-flight", "2", "--inference", "numpy", "--learner", "inline")
     assert r.returncode == 0, r.stderr
     r = descent(*args, "--games-in-flight", "3")
