@@ -79,6 +79,8 @@ cdef struct Examples:
     float* x            # n encodings of enc_size floats
     float* y            # n values, each in its state's mover's view
     long n, cap
+    long limit          # at most this many examples (0: no limit); the rest are dropped
+    long dropped        # examples dropped at the limit
     int enc_size
 
 # Tree learning (docs/ALGORITHMS.md section 5): append one example; free the buffer; and the walk

@@ -349,12 +349,18 @@ cdef class Table:
 
 cdef int examples_add(Examples* ex, State s, float value) noexcept nogil:
     """Append one example (the encoding of `s`, `value` in its mover's view); -1 when the
-    allocator refused memory."""
+    allocator refused memory. At ``ex.limit`` examples (when > 0) the example is dropped
+    (``ex.dropped``) and the buffer never grows past the limit."""
     cdef long cap
     cdef float* nx
     cdef float* ny
+    if ex.limit > 0 and ex.n >= ex.limit:
+        ex.dropped += 1
+        return 0
     if ex.n == ex.cap:
         cap = ex.cap * 2 if ex.cap else 1024
+        if ex.limit > 0 and cap > ex.limit:
+            cap = ex.limit
         nx = <float*>realloc(ex.x, sizeof(float) * cap * ex.enc_size)
         if nx == NULL:
             return -1

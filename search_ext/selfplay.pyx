@@ -26,11 +26,13 @@ no longer reachable from the new root are emitted as examples and dropped from t
 Memory: ``max_nodes`` caps each game's table. When it is full the move is decided from the tree
 built so far (a random legal move when even the root could not be expanded) and counted in
 ``short_moves``; nothing is raised mid-game. ``max_example_bytes`` (0: no cap) caps each game's
-buffer of tree-learning examples: once the buffer has passed it, a compaction drops the
-unreachable states without emitting them (counted in ``dropped_harvests``), so the game plays
-on with fewer examples instead of growing (a game's last harvest is always kept: no game ends empty,
-and that harvest is bounded by the table's cap; the buffer is freed right after) (a long game's harvested examples otherwise grow with
-its length: chess, ~5 KB an example).
+buffer of tree-learning examples (``Examples.limit``: the buffer never holds more; states past it
+are dropped): a compaction's harvest stops at three quarters of it (and is skipped once the buffer
+is there), the game's last harvest (its end, the terminal states) may fill the rest, so the game
+plays on with fewer examples instead of growing (a long game's harvested examples otherwise grow
+with its length: chess, ~5 KB an example). Harvests that dropped states are counted in
+``dropped_harvests``, the states in ``dropped_examples``. A finished game's buffer becomes its
+``x`` and ``y`` arrays (no copy: its examples are never held twice).
 
 History: a terminal state is keyed apart from a non-terminal state of the same key (the table
 matches the terminal flag too: a repetition draw or a ply-cap draw never shares a node with the same
@@ -39,9 +41,10 @@ each time an expansion reaches it; the iteration follows the current state's key
 child index stored on the edge.
 """
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy
+from libc.stdlib cimport malloc, free, realloc
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+
+from cython.view cimport array as cvarray
 
 import numpy as np
 
@@ -78,6 +81,16 @@ cdef inline double now() noexcept nogil:
 
 
 # ---- one game in flight -----------------------------------------------------------------------------
+
+cdef object handed_over(float* p, tuple shape):
+    """A float32 array of ``shape`` that takes ownership of ``p`` (malloc'd, at least the shape's
+    floats): no copy; ``p`` is freed with the last array that views it."""
+    cdef cvarray a = cvarray(shape=shape, itemsize=sizeof(float), format="f", mode="c",
+                             allocate_buffer=False)
+    a.data = <char*>p
+    a.callback_free_data = free
+    return np.asarray(a)
+
 
 cdef class Slot:
     cdef State s                 # the game position
@@ -256,16 +269,28 @@ cdef class SelfPlayPool:
         g.dropped_harvests = 0
         g.iterations_total = 0
         g.ex.n = 0
+        g.ex.dropped = 0
 
     cdef dict finish(self, Slot g):
         h, w, c = self.info.planes_shape
-        x = np.empty((g.ex.n, h, w, c), dtype=np.float32)
-        y = np.empty(g.ex.n, dtype=np.float32)
-        cdef float[:, :, :, ::1] xv = x
-        cdef float[::1] yv = y
-        if g.ex.n:
-            memcpy(&xv[0, 0, 0, 0], g.ex.x, sizeof(float) * g.ex.n * g.ex.enc_size)
-            memcpy(&yv[0], g.ex.y, sizeof(float) * g.ex.n)
+        cdef long n = g.ex.n
+        cdef float* p
+        if n:
+            # the buffer itself becomes the arrays (shrunk to its examples): no copy, so a game's
+            # examples are never held twice (the copy doubled a long game's peak: chess, 150 MB)
+            p = <float*>realloc(g.ex.x, sizeof(float) * n * g.ex.enc_size)
+            if p != NULL:
+                g.ex.x = p
+            p = <float*>realloc(g.ex.y, sizeof(float) * n)
+            if p != NULL:
+                g.ex.y = p
+            x = handed_over(g.ex.x, (n, h, w, c))
+            g.ex.x = NULL
+            y = handed_over(g.ex.y, (n,))
+            g.ex.y = NULL
+        else:
+            x = np.empty((0, h, w, c), dtype=np.float32)
+            y = np.empty(0, dtype=np.float32)
         moves = [int(g.moves[i]) for i in range(g.plies)]
         rv = np.array([g.root_values[i] for i in range(g.plies)], dtype=np.float32)
         mv = np.array([g.movers[i] for i in range(g.plies)], dtype=np.int8)
@@ -273,12 +298,12 @@ cdef class SelfPlayPool:
                "root_values": rv, "movers": mv, "short_moves": int(g.short_moves),
                "iterations": int(g.iterations_total), "peak_nodes": int(g.tree.peak_nodes),
                "compactions": int(g.compactions), "dropped_harvests": int(g.dropped_harvests),
+               "dropped_examples": int(g.ex.dropped),
                "seconds": now() - g.t_start, "tag": g.tag}
         self.games_finished += 1
         self.plies_finished += g.plies
         self.iterations_finished += g.iterations_total
-        # release the example buffers of a long game
-        examples_free(&g.ex)
+        examples_free(&g.ex)       # what is left of the buffer (handed over above: nothing)
         return out
 
     # ---- the Descent iteration, resumable (the rules are the core's) ------------------------------
@@ -357,15 +382,22 @@ cdef class SelfPlayPool:
             return True
         return False
 
-    cdef bint harvest_fits(self, Slot g) noexcept nogil:
-        """Whether the game's example buffer is still within ``max_example_bytes`` (0: no cap), so
-        that the next harvest may add to it: the buffer passes the cap by at most one harvest
-        (at most a table's expanded and terminal states) and the doubling of its capacity. (An
-        estimate of the harvest before making it, counting the table's unmarked expanded and
-        terminal states, overcounted chess's by over 2x and dropped most of its examples.)"""
+    cdef bint harvest_fits(self, Slot g, bint last) noexcept nogil:
+        """Whether a harvest may add to the game's example buffer, and its limit set: with
+        ``max_example_bytes`` (0: no cap) the buffer holds at most that many bytes of examples
+        (``Examples.limit``: the states past it are dropped, the buffer never grows past it). A
+        compaction's harvest stops at three quarters of it, and is skipped once the buffer has
+        reached that, so the game's last harvest (its end: the terminal states) always has a
+        quarter of the room. (An estimate of the harvest before making it, counting the table's
+        unmarked expanded and terminal states, overcounted chess's by over 2x and dropped most of
+        its examples.)"""
+        cdef long most
         if self.max_example_bytes <= 0:
+            g.ex.limit = 0
             return True
-        return g.ex.cap * (g.ex.enc_size + 1) * 4 <= self.max_example_bytes
+        most = max(1, self.max_example_bytes // ((g.ex.enc_size + 1) * 4))
+        g.ex.limit = most if last else max(1, most - most // 4)
+        return g.ex.n < g.ex.limit
 
     cdef int play_move(self, Slot g) noexcept nogil:
         """Choose and play the move at the searched root; harvest and compact the table.
@@ -392,15 +424,18 @@ cdef class SelfPlayPool:
         g.cur.undo()
         cdef int new_root = -1 if over else g.tree.find(key, False)
         cdef bint compacting = over or g.tree.n_nodes > self.compact_at
+        cdef long dropped
         if compacting:
             # emit the states the new root cannot reach (all of them at the end), drop them
             if g.tree.mark_reachable(new_root) < 0:
                 return -1
-            if over or self.harvest_fits(g):         # a game's last harvest is always kept
-                if harvest(g.tree, g.base, g.base_node, g.path_cap, &g.ex) < 0:
-                    return -1
-            else:
+            dropped = g.ex.dropped
+            if not self.harvest_fits(g, over):
                 g.dropped_harvests += 1
+            elif harvest(g.tree, g.base, g.base_node, g.path_cap, &g.ex) < 0:
+                return -1
+            elif g.ex.dropped > dropped:
+                g.dropped_harvests += 1          # stopped at the buffer's limit
             if g.tree.compact(-1) == TABLE_NO_MEMORY:
                 return -1
             g.compactions += 1
@@ -483,7 +518,8 @@ cdef class SelfPlayPool:
         state's mover's view), ``result`` (b_t, first player), ``plies``, ``moves``,
         ``root_values`` (the root's value before each move, mover's view), ``movers``,
         ``short_moves`` (moves searched with fewer iterations than asked: a full table),
-        ``dropped_harvests`` (compactions whose examples were dropped: ``max_example_bytes``),
+        ``dropped_harvests`` (compactions whose examples were dropped, all or those past the
+        buffer's limit: ``max_example_bytes``), ``dropped_examples`` (the latter's count),
         ``iterations``, ``peak_nodes``, ``compactions``, ``seconds`` and ``tag``.
 
         ``progress(info)``, if given, is called every ``progress_every`` rounds (a round: every
@@ -544,8 +580,7 @@ cdef class SelfPlayPool:
             self.rounds += 1
             for g in ended:
                 live.remove(g)
-                result = self.finish(g)
-                on_game(result)
+                on_game(self.finish(g))     # no reference kept here: its examples go with it
                 params = new_game()
                 if params is not None:
                     self.start(g, tuple(params))

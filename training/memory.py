@@ -6,20 +6,23 @@ with a search table and a buffer of tree-learning examples harvested so far. ``s
 gives each game in flight an equal share of what the cap leaves for self-play:
 
 * the network: 4 copies of its parameters (weights, two Adam moments, inference), float32;
-* the replay window: ``REPLAY_SHARE`` of the cap (the window is bounded by its game count, not
-  here: a member whose window outgrows this share shows it in its progress's ``rss_mb``);
+* the replay window: ``REPLAY_SHARE`` of the cap, ``replay_games`` games: a game keeps at most
+  ``REPLAY_SHARE * cap / replay_games`` bytes of bit-packed examples (chess at 2048 MB: 34,000 of
+  a first game's 75,000), so the window never outgrows its share (a game whose planes are not
+  all 0/1 is stored as float32 and may: 32 times the bytes);
 * the rest, less the pool's batch buffer, split equally among the games in flight, each game's
   share at most half for its table (``max_nodes`` from ``BYTES_PER_STATE``, with room for the
   table's capacity to double; less when the config's own cap is lower) and the rest for its
-  examples (``max_example_bytes``). Known overshoot: a finished game's examples are copied out of
-  its buffer before the buffer is freed, so for a moment they count twice (measured: xiangqi's
-  first game at its defaults, uncapped, peaked at 376 MB of buffers and 930 MB of RSS growth).
-  Halving the examples' share to cover it dropped most of a chess game's examples at the default
-  cap (6,223 of 74,964), so the share is not halved.
+  examples (``max_example_bytes``: the buffer never holds more, ``Examples.limit`` in the core).
+  A finished game's buffer becomes its arrays without a copy (the copy once held a game's
+  examples twice: chess at a 256 MB cap, 150 MB more). Not counted here: a finished game on its
+  way to the replay window (float32 until ``ReplayBuffer.add`` packs it; the async learner's
+  backlog may hold several) and the training pass's minibatches.
 
 Reaching a share degrades self-play instead of growing: a full table decides its move from the tree
-built so far (``short_moves``), a full example buffer drops the states of a compaction without
-emitting them (``dropped_harvests``). Too small a cap for even one game's minimum table lowers
+built so far (``short_moves``), a full example buffer drops the states past its limit
+(``dropped_harvests``, ``dropped_examples``; a compaction's harvest stops at three quarters of the
+limit, so the game's end always has room). Too small a cap for even one game's minimum table lowers
 ``games_in_flight`` (to 1 at least: a cap below one game's minimum is raised to it).
 """
 from __future__ import annotations
@@ -34,12 +37,16 @@ def network_bytes(model) -> int:
 
 
 def selfplay_caps(info, games_in_flight: int, memory_mb: float, net_bytes: int = 0,
-                  max_nodes: int | None = None) -> dict:
+                  max_nodes: int | None = None, replay_games: int | None = None) -> dict:
     """The pool's ``games_in_flight``, ``max_nodes`` and ``max_example_bytes`` for a member capped
     at ``memory_mb`` megabytes, plus ``game_share_bytes`` (one game's share: its table's and its
     examples' bytes stay below it). ``max_nodes``: the config's own table cap, if any (a table
-    needs no more than it; the rest of the share goes to the examples)."""
+    needs no more than it; the rest of the share goes to the examples). ``replay_games``: the
+    replay window's games, if any: a game keeps no more examples than its part of the window's
+    share holds (bit-packed planes, ``training.replay.bytes_per_example``), so the window stays
+    within ``REPLAY_SHARE`` of the cap."""
     from search_ext.descent_core import BYTES_PER_STATE
+    from training.replay import bytes_per_example
     h, w, c = info.planes_shape
     enc = h * w * c * 4
     cap = int(memory_mb * 2 ** 20)
@@ -52,6 +59,10 @@ def selfplay_caps(info, games_in_flight: int, memory_mb: float, net_bytes: int =
     share = max(min_game, (selfplay - n * info.branching * enc) // n)
     nodes = share // 2 // (TABLE_HEADROOM * BYTES_PER_STATE)
     max_nodes = max(min_nodes, nodes if max_nodes is None else min(nodes, int(max_nodes)))
+    examples = share - max_nodes * TABLE_HEADROOM * BYTES_PER_STATE
+    if replay_games:
+        per_game = int(cap * REPLAY_SHARE) // int(replay_games)
+        examples = min(examples, max(1, per_game // bytes_per_example(info.planes_shape))
+                       * (enc + 4))
     return {"games_in_flight": n, "max_nodes": int(max_nodes),
-            "max_example_bytes": int(share - max_nodes * TABLE_HEADROOM * BYTES_PER_STATE),
-            "game_share_bytes": int(share)}
+            "max_example_bytes": int(examples), "game_share_bytes": int(share)}
