@@ -253,16 +253,28 @@ class Players:
             self.cache[spec] = make_agent(spec, self.s.game)
         return self.cache[spec]
 
+    def task(self, budget, k: int) -> dict:
+        """Game ``k`` at ``budget`` as plain data (``descent.match.play_task``: a Ray task)."""
+        pair = (k // 2) % len(self.pairs)
+        seed = (self.s.seed * 1_000_003 + zlib.crc32(str(budget).encode()) + pair) & 0x7FFFFFFF
+        return {"game": self.s.game, "agent_a": self.spec(budget, pair), "agent_b": self.pairs[pair][2],
+                "index": k, "seed": seed, "a_first": k % 2 == 0, "budget": budget, "k": k,
+                "opponent": self.pairs[pair][3], "net": self.pairs[pair][1]}
+
+    @staticmethod
+    def record(task: dict, rec, seconds: float) -> dict:
+        """The log record of a finished game."""
+        return {"budget": task["budget"], "k": task["k"], "a_first": rec.a_first, "result": rec.a_result,
+                "score": rec.a_score, "plies": rec.plies, "opponent": task["opponent"],
+                "net": task["net"], "seconds": round(seconds, 4)}
+
     def play(self, budget, k: int) -> dict:
         from descent.match import play_game
-        pair = (k // 2) % len(self.pairs)
-        a_spec, b_spec = self.spec(budget, pair), self.pairs[pair][2]
-        seed = (self.s.seed * 1_000_003 + zlib.crc32(str(budget).encode()) + pair) & 0x7FFFFFFF
+        t = self.task(budget, k)
         t0 = time.perf_counter()
-        rec = play_game(self.s.game, self.agent(a_spec), self.agent(b_spec), k, seed, a_first=k % 2 == 0)
-        return {"budget": budget, "k": k, "a_first": rec.a_first, "result": rec.a_result,
-                "score": rec.a_score, "plies": rec.plies, "opponent": self.pairs[pair][3],
-                "net": self.pairs[pair][1], "seconds": round(time.perf_counter() - t0, 4)}
+        rec = play_game(self.s.game, self.agent(t["agent_a"]), self.agent(t["agent_b"]), k, t["seed"],
+                        a_first=t["a_first"])
+        return self.record(t, rec, time.perf_counter() - t0)
 
 
 # ---- the design ------------------------------------------------------------------------------------
@@ -325,13 +337,19 @@ class Design:
 
 
 def calibrate(s: Settings, run_dir, echo=None, progress: bool = False, stop_after: int | None = None,
-              players=None) -> dict:
+              players=None, ray_address: str | None = None, width: int | None = None) -> dict:
     """Run (or resume) a calibration; returns the result dict (also written to the run).
 
     Raises ``Unreachable`` (with the result saved) when no budget in range reaches the target.
     ``stop_after`` plays at most that many new games in this call (returns ``None`` if unfinished):
     for tests of resumption. ``players`` replaces the game player (anything with
-    ``play(budget, k) -> record``), to study the design on a known curve."""
+    ``play(budget, k) -> record``), to study the design on a known curve.
+
+    ``ray_address``: the games are Ray tasks (``descent.match.play_task``). When the design needs
+    game k at a budget, games k .. k+width-1 there (``width``: the cluster's CPUs, at most what the
+    visit can still use) are played at once; the driver appends each to the log as it returns, and
+    the design consumes them in k order as before, so the answer is the serial one (with iteration
+    budgets) and a game played ahead is kept for the next visit to that budget."""
     if s.metric not in ("gain", "score"):
         raise CalibrationError(f"metric {s.metric!r}: expected gain or score")
     if not -1.0 < s.target < 1.0:
@@ -343,14 +361,25 @@ def calibrate(s: Settings, run_dir, echo=None, progress: bool = False, stop_afte
     run_dir = Path(run_dir)
     players = players or Players(s, run_dir)
     out_dir = run_dir / SUBDIR
-    out_dir.mkdir(parents=True, exist_ok=True)
+    fileio.check_writable_dir(out_dir, CalibrationError, "calibration folder")   # before any game
     res_name, log_name = names(s)
     res_path, log_path = out_dir / res_name, out_dir / log_name
+    batch = None
+    if ray_address is not None:
+        from descent.distributed import cluster_cpus, run_tasks_ray
+        from descent.match import play_task
+        width = width or cluster_cpus(ray_address)
+
+        def batch(tasks):
+            t0 = time.perf_counter()
+            for task, rec in run_tasks_ray(tasks, ray_address, play_task):
+                yield players.record(task, rec, rec.seconds_a + rec.seconds_b or time.perf_counter() - t0)
     with lock_log(log_path):
         # temporary files of this calibration's log and result (no one else writes them while we
         # hold the lock), and of writers that are dead; never a live calibration's
         fileio.clean_temp_files(out_dir, scope={res_name, log_name})
-        return _calibrate(s, budgets, players, log_path, res_path, echo, progress, stop_after)
+        return _calibrate(s, budgets, players, log_path, res_path, echo, progress, stop_after,
+                          batch, max(1, width or 1))
 
 
 def lock_log(log_path: Path) -> fileio.FileLock:
@@ -364,7 +393,7 @@ def lock_log(log_path: Path) -> fileio.FileLock:
                                 f"(lock {lock.name} is held); wait for it or stop it")
 
 
-def _calibrate(s, budgets, players, log_path, res_path, echo, progress, stop_after):
+def _calibrate(s, budgets, players, log_path, res_path, echo, progress, stop_after, batch=None, width=1):
     log = read_log(log_path)
     d = Design(s, budgets)
     spent = 0
@@ -372,20 +401,30 @@ def _calibrate(s, budgets, players, log_path, res_path, echo, progress, stop_aft
     t0 = time.perf_counter()
     key = "result" if s.metric == "gain" else "score"
 
-    def next_game(budget):
-        nonlocal spent, new
+    def logged(rec):
+        nonlocal new
+        append_log(log_path, rec)
+        crash_point("calibrate_logged")
+        log[(rec["budget"], rec["k"])] = rec
+        new += 1
+        if echo and progress:
+            echo(f"  game {new}: {budget_text(s.unit, rec['budget'])} k={rec['k']} -> {rec['result']:+d}")
+
+    def next_game(budget, ahead=1):
+        nonlocal spent
         k = d.used.get(budget, 0)
         rec = log.get((budget, k))
         if rec is None:
             if stop_after is not None and new >= stop_after:
                 return None
-            rec = players.play(budget, k)
-            append_log(log_path, rec)
-            crash_point("calibrate_logged")
-            log[(budget, k)] = rec
-            new += 1
-            if echo and progress:
-                echo(f"  game {spent + 1}: {budget_text(s.unit, budget)} k={k} -> {rec['result']:+d}")
+            if batch is None:
+                logged(players.play(budget, k))
+            else:       # games k, k+1, ... at once, as many as the cluster runs and the visit uses
+                n = max(1, min(width, ahead, stop_after - new if stop_after is not None else width))
+                ks = [x for x in range(k, k + n) if (budget, x) not in log]
+                for r in batch([players.task(budget, x) for x in ks]):
+                    logged(r)
+            rec = log[(budget, k)]
         d.used[budget] = k + 1
         d.values.setdefault(budget, []).append(float(rec[key]))
         spent += 1
@@ -412,7 +451,7 @@ def _calibrate(s, budgets, players, log_path, res_path, echo, progress, stop_aft
         seg: list = []
         verdict = 0
         while len(seg) < s.segment and spent < s.max_games:
-            rec = next_game(b)
+            rec = next_game(b, min(s.segment - len(seg), s.max_games - spent))
             if rec is None:
                 return None
             seg.append(float(rec[key]) - s.target)

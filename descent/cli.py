@@ -361,12 +361,12 @@ def match(game, agent_a, agent_b, n_games, workers, seed, verbose, ray_address):
                f"searched with a full table: A {full[0]}, B {full[1]}")
 
 
-def _ray_runner(address, ship: bool = False):
+def _ray_runner(address, ship: bool = False, ship_replay: bool = False):
     """Members trained on Ray at ``address`` (None: local worker processes)."""
     if address is None:
         return None
     from descent.distributed import ray_runner
-    return ray_runner(address, ship)
+    return ray_runner(address, ship, ship_replay)
 
 
 @cli.command()
@@ -384,11 +384,13 @@ def _ray_runner(address, ship: bool = False):
               help="Stop each member after this many games in this call (0: run to the budget).")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
-@click.option("--ray-ship", is_flag=True, help="With --ray and no shared file system: ship each member's "
-              "files to its worker and back.")
+@click.option("--ray-ship", is_flag=True, help="With --ray and no shared file system: train each member "
+              "in a scratch directory on its worker, its state copied back every --sync-every seconds.")
+@click.option("--ray-ship-replay", is_flag=True, help="--ray-ship, the replay window shipped too (by "
+              "default a worker rebuilds it by self-play).")
 @_runtime_options()
 def train(game, config_path, population, budget, milestones, workers, out, seed, max_games, ray_address,
-          ray_ship, **runtime):
+          ray_ship, ray_ship_replay, **runtime):
     """Train a population of value networks by Descent self-play (resumable: rerun to continue).
 
     The options that override the config's [run] runtime keys change how fast self-play runs, not
@@ -427,7 +429,7 @@ def train(game, config_path, population, budget, milestones, workers, out, seed,
     ray_address = ray_address or run_cfg["ray"] or None
     results = run_training(info.spec, cfg, population, budget_s, ms, workers, run_dir, seed,
                            threads=run_cfg["threads"], max_games=max_games,
-                           remote=_ray_runner(ray_address, ray_ship))
+                           remote=_ray_runner(ray_address, ray_ship, ray_ship_replay))
     for i, r in enumerate(results):
         click.echo(f"member {i}: {r['games']} games, {r['examples']} examples, "
                    f"{r['train_seconds']:.0f} s trained, milestones: {', '.join(r['milestones_done']) or 'none'}")
@@ -786,8 +788,11 @@ def experiment(file, runs, report_dir, stages, only_games, ray_address):
               help="Run directory (default: checkpoints/<game>); results in <run>/calibrations/.")
 @click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--verbose", is_flag=True, help="Print every game.")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
+              help="Run the games on Ray (as many at once as the cluster has CPUs): auto, an address, "
+                   "or local (a cluster started for the run).")
 def calibrate(game, algorithm, against, target, metric, unit, budget_range, opponent_budget, max_games,
-              near_games, run, seed, verbose):
+              near_games, run, seed, verbose, ray_address):
     """Find the search budget at which a balanced player's gain (or score) against an opponent
     reaches a target, by probabilistic bisection in log-budget (resumable: rerun to continue)."""
     from pathlib import Path
@@ -806,7 +811,9 @@ def calibrate(game, algorithm, against, target, metric, unit, budget_range, oppo
     click.echo(f"calibrating {algorithm} on {info.spec} against {against} to {metric} {target:+g} "
                f"({unit} {budget_range}); results in {run_dir}/calibrations/")
     try:
-        result = do_calibrate(s, run_dir, echo=click.echo, progress=verbose)
+        from descent.config import config_ray
+        result = do_calibrate(s, run_dir, echo=click.echo, progress=verbose,
+                              ray_address=ray_address or config_ray(info.spec))
     except Unreachable as exc:
         raise UserError(str(exc)) from None
     click.echo(describe(result))

@@ -102,7 +102,7 @@ def build_schema(runtime=RuntimeOptions) -> dict[str, dict[str, Key]]:
             "workers": Key(int, 1, "population members trained in parallel processes", min=1, max=1024),
             "threads": Key(int, 1, "TensorFlow threads per worker process", min=1, max=1024),
             **option_keys(runtime),
-            "ray": Key(str, "", "Ray cluster for train/rank/evaluate/pipeline: '' (no Ray: local worker "
+            "ray": Key(str, "", "Ray cluster for train/rank/evaluate/calibrate/pipeline: '' (no Ray: local worker "
                                  "processes), 'local', 'auto' or an address; --ray overrides it"),
         },
     }

@@ -1,24 +1,34 @@
 """Running matches and population members on a Ray cluster (optional: ``pip install -e '.[ray]'``).
 
-``--ray ADDRESS`` on ``train``, ``rank``, ``evaluate``, ``match`` and ``pipeline``: ``auto`` (the
-cluster this machine belongs to), ``ray://host:10001`` or ``host:6379`` (an existing cluster), or
-``local`` (a cluster started for the run on this machine). The work units are unchanged: a match is
+``--ray ADDRESS`` on ``train``, ``rank``, ``evaluate``, ``calibrate``, ``match``, ``pipeline`` and
+``experiment``: ``auto`` (the cluster this machine belongs to), ``ray://host:10001`` or
+``host:6379`` (an existing cluster), or ``local`` (a cluster started for the run on this
+machine). The work units are unchanged: a match is
 one Ray task, a population member one Ray task; results reach the driver, which alone writes the
 SQLite database, so resumption and "no duplicates" work exactly as with the process pool. A task
 lost with its worker is retried by Ray (``max_retries``); a retried match is keyed like the original,
-and the database keeps one row per key.
+and the database keeps one row per key. On connecting, every alive node must import the driver's
+version of the package (``check_workers``): one line naming the node otherwise.
 
-Files: training writes checkpoints and replay files under the run directory, which must be a path
-every node sees (a shared file system: NFS, a cluster volume). Without one, pass ``--ray-ship``: each
-member is trained in a scratch directory on its worker, which receives the member's files at the
-start and sends them back to the driver at the end (the replay window included).
+Files: training writes checkpoints and replay files under the run directory, a path every node sees
+(a shared file system: NFS, a cluster volume; Ray retries a lost member, which resumes from there),
+or, with ``--ray-ship``, the driver's disk alone: each member is trained in a scratch directory on
+its worker, which receives the member's ``latest.h5`` (its replay window too with
+``--ray-ship-replay``) and sends its state back every ``[run] sync_every`` seconds, after every
+milestone and at the end (``MemberSync``, the member's ``on_saved`` hook, through the run's Ray
+queue); the driver writes each copy atomically, in an order that keeps the member resumable at every
+moment (``apply_sync``). A member lost with its node is shipped again by the driver from its last
+copy, so it loses at most one interval; a driver killed and rerun continues every member from its
+last copy. See docs/cluster.md, "What is synced where".
 """
 from __future__ import annotations
 
 import io
 import os
+import re
 import tarfile
 import tempfile
+import time
 from pathlib import Path
 
 from games import validate
@@ -33,8 +43,21 @@ class RayUnavailable(GameError):
     """Ray is requested but not installed or the cluster cannot be reached."""
 
 
-def init(address: str | None):
-    """Connect to (or start) a Ray cluster; returns the ``ray`` module."""
+class _NoSigtermWarning:
+    """A logging filter: drops ``ray.init``'s warning that, called outside the main thread, it does
+    not install its SIGTERM handler (the driver keeps the default one)."""
+
+    def filter(self, record) -> bool:
+        return "SIGTERM handler is not set" not in record.getMessage()
+
+
+_NO_SIGTERM_WARNING = _NoSigtermWarning()
+
+
+def init(address: str | None, check: bool = True):
+    """Connect to (or start) a Ray cluster; returns the ``ray`` module. On connecting, with
+    ``check``, every alive node must import the same version of this package as the driver
+    (``check_workers``)."""
     try:
         import ray
     except ImportError:
@@ -47,7 +70,9 @@ def init(address: str | None):
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
     kwargs = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
     root = str(Path(__file__).resolve().parent.parent)
-    runtime_env = {"env_vars": {"PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    # the node's own PYTHONPATH first (what is installed there), then this checkout (a local
+    # cluster, or a path every node sees); check_workers then verifies what each node imports
+    runtime_env = {"env_vars": {"PYTHONPATH": "${PYTHONPATH}" + os.pathsep + root,
                                 "TF_CPP_MIN_LOG_LEVEL": "3"}}
     import threading
     outcome: list = []
@@ -55,7 +80,8 @@ def init(address: str | None):
     def connect():
         try:
             if address in (None, "", "local"):
-                ray.init(runtime_env=runtime_env, **kwargs)
+                # "local": a new cluster, never one found through RAY_ADDRESS or a stale address file
+                ray.init(address="local", runtime_env=runtime_env, **kwargs)
             else:
                 ray.init(address=address, runtime_env=runtime_env, **kwargs)
             outcome.append(None)
@@ -65,7 +91,10 @@ def init(address: str | None):
     if address in (None, "", "local"):
         connect()          # a cluster of our own: started in the main thread (Ray's signal handlers)
     else:
-        # ray.init may wait forever on an address where something answers but no cluster does
+        # ray.init may wait forever on an address where something answers but no cluster does;
+        # in a thread, it warns that it leaves SIGTERM alone (the CLI's errors stay one line)
+        import logging
+        logging.getLogger("ray._private.worker").addFilter(_NO_SIGTERM_WARNING)
         t = threading.Thread(target=connect, daemon=True)
         t.start()
         t.join(INIT_TIMEOUT)
@@ -75,6 +104,12 @@ def init(address: str | None):
     if outcome[0] is not None:
         raise RayUnavailable(validate.one_line(
             f"cannot start or reach the Ray cluster {address!r}: {outcome[0]}")) from None
+    if check:
+        try:
+            check_workers(ray)
+        except RayUnavailable:
+            ray.shutdown()          # a later init checks again (the user may fix the node)
+            raise
     return ray
 
 
@@ -97,29 +132,184 @@ def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
             f"cannot reach the Ray cluster at {address!r} within {timeout:.0f} s ({exc})")) from None
 
 
+def _fingerprint_fn():
+    """A function returning what its process imports as the package: the version and a digest of
+    the sources (``.py``, ``.pyx``, ``.pxd`` of every top-level package), or the import error.
+    Nested, hence pickled by value: ``check_workers`` runs it on nodes where ``descent`` does not
+    import."""
+    def fingerprint() -> dict:
+        import hashlib
+        import importlib.util
+        from pathlib import Path
+        try:
+            import descent
+            where = str(Path(descent.__file__).resolve().parent)
+        except Exception as exc:            # ImportError, or a broken installation
+            return {"error": f"{type(exc).__name__}: {exc}"}
+        try:
+            from importlib.metadata import version
+            ver = version("descent")
+        except Exception:
+            ver = "unknown"
+        h = hashlib.sha1()
+        for name in ("descent", "games", "search_ext", "training"):
+            spec = importlib.util.find_spec(name)
+            for loc in (spec.submodule_search_locations or []) if spec else []:
+                root = Path(loc)
+                for p in sorted(root.rglob("*")):
+                    if p.suffix in (".py", ".pyx", ".pxd") and "__pycache__" not in p.parts:
+                        h.update(f"{name}/{p.relative_to(root).as_posix()}\n".encode())
+                        h.update(p.read_bytes())
+        return {"version": ver, "digest": h.hexdigest()[:12], "where": where}
+    return fingerprint
+
+
+def check_workers(ray=None, timeout: float | None = None) -> list[dict]:
+    """Run a tiny task on every alive node (pinned to it) that imports the package and reports its
+    version and source digest; ``RayUnavailable`` naming the first node (IP and node id) that cannot
+    import it, runs another version, or does not answer within ``timeout`` seconds (default
+    ``DESCENT_RAY_TIMEOUT``). Returns the nodes' reports. Nodes that join later are not checked."""
+    if ray is None:
+        import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+    timeout = INIT_TIMEOUT if timeout is None else timeout
+    fingerprint = _fingerprint_fn()
+    mine = fingerprint()
+    remote = ray.remote(num_cpus=0, max_retries=0)(fingerprint)
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    refs = {remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False))
+            .remote(): n for n in nodes}
+    done, pending = ray.wait(list(refs), num_returns=len(refs), timeout=timeout)
+    reports = []
+    for ref in list(refs):
+        n = refs[ref]
+        name = f"Ray node {n.get('NodeManagerAddress', '?')} (node id {n['NodeID'][:12]})"
+        if ref not in done:
+            raise RayUnavailable(f"{name} did not run the package check within {timeout:.0f} s "
+                                 f"(a node that cannot start workers?)")
+        try:
+            got = ray.get(ref)
+        except Exception as exc:        # the node died meanwhile, or the task could not start
+            raise RayUnavailable(validate.one_line(f"{name}: the package check failed ({exc})")) from None
+        if got.get("error"):
+            raise RayUnavailable(validate.one_line(
+                f"{name} cannot import descent ({got['error']}): install this package there, the "
+                f"same version as the driver's ({mine.get('version')}, sources {mine.get('digest')})"))
+        for _ in range(2):
+            # the same files read at two moments while an edit was under way: read both again
+            if (got["version"], got["digest"]) == (mine.get("version"), mine.get("digest")):
+                break
+            time.sleep(1.0)
+            mine = fingerprint()
+            try:
+                got = ray.get(remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
+                    n["NodeID"], soft=False)).remote(), timeout=timeout)
+            except Exception as exc:
+                raise RayUnavailable(validate.one_line(f"{name}: the package check failed ({exc})")) from None
+        if got.get("error") or (got["version"], got["digest"]) != (mine.get("version"), mine.get("digest")):
+            raise RayUnavailable(validate.one_line(
+                f"{name} runs descent {got.get('version')} (sources {got.get('digest')}, {got.get('where')}) but "
+                f"the driver runs {mine.get('version')} (sources {mine.get('digest')}, "
+                f"{mine.get('where')}): install the same version on every node"))
+        reports.append(dict(got, node=n["NodeID"], ip=n.get("NodeManagerAddress")))
+    return reports
+
+
 def run_tasks_ray(tasks: list[dict], address: str | None, play, max_retries: int = 3):
     """Yield ``play(task)`` for every task as the Ray tasks finish. ``play`` is a module-level
     function (``descent.match.play_task``): Ray sends it by reference, each worker imports its
-    module."""
+    module, and returns ``(task, result)``. A task lost with its node is run again elsewhere
+    (``max_retries`` times): the caller keys its results, so a retry never counts twice. The
+    checkpoints the tasks name (``net=PATH`` in ``agent_a``/``agent_b``) are read by the driver
+    and reach the workers through the object store (``_play_shipped``): the nodes need not see the
+    driver's run directory."""
     ray = init(address)
-    remote = ray.remote(max_retries=max_retries, num_cpus=1)(play)
-    pending = [remote.remote(t) for t in tasks]
+    nets = _put_nets(ray, tasks)
+    if nets:                          # networks travel with the tasks: no shared file system needed
+        remote = ray.remote(max_retries=max_retries, num_cpus=1)(_play_shipped)
+        pending = [remote.remote(play, t, {p: nets[p] for p in _net_paths(t)}) for t in tasks]
+    else:
+        remote = ray.remote(max_retries=max_retries, num_cpus=1)(play)
+        pending = [remote.remote(t) for t in tasks]
     while pending:
         done, pending = ray.wait(pending, num_returns=1)
         for ref in done:
             yield ray.get(ref)
 
 
+_NET = re.compile(r"(?<![\w])net=([^,]+)")
+
+
+def _net_paths(task: dict) -> list[str]:
+    """The checkpoint paths (``net=PATH``) of a match task's two agents."""
+    return sorted({m.group(1).strip() for k in ("agent_a", "agent_b")
+                   for m in _NET.finditer(str(task.get(k, "")))})
+
+
+def _put_nets(ray, tasks: list[dict]) -> dict:
+    """{path: (digest, object ref of its bytes)} of every checkpoint the tasks name, each read once
+    by the driver and put in the object store once."""
+    import hashlib
+    out = {}
+    for path in sorted({p for t in tasks for p in _net_paths(t)}):
+        data = Path(path).read_bytes()
+        out[path] = (hashlib.sha1(data).hexdigest()[:16], ray.put(data))
+    return out
+
+
+def _play_shipped(play, task: dict, nets: dict):
+    """``play(task)`` on a worker with the task's checkpoints taken from the object store into a
+    node-local cache (``<tmp>/descent-nets/<digest>/<name>``, written atomically, once per node);
+    returns ``(task, result)`` with the driver's task, so rows keep the driver's paths."""
+    import ray
+    local = {}
+    for path, (digest, ref) in nets.items():
+        target = Path(tempfile.gettempdir()) / "descent-nets" / digest / Path(path).name
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_bytes(target, ray.get(ref))
+        local[path] = str(target)
+    played = dict(task)
+    for k in ("agent_a", "agent_b"):
+        if k in played:
+            played[k] = _NET.sub(lambda m: "net=" + local.get(m.group(1).strip(), m.group(1)), played[k])
+    _, result = play(played)
+    return task, result
+
+
+def cluster_cpus(address: str | None) -> int:
+    """The CPUs of the cluster at ``address`` (connecting to it): how many tasks run at once."""
+    ray = init(address)
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
 # ---- training --------------------------------------------------------------------------------------
 
-def _pack(directory: Path) -> bytes:
+SHIP_REPLAY_DIR = "replay"
+TB_DIR = "tensorboard"
+MEMBER_FAILURES = 3        # a member lost with its node this many times in a row, no game synced between
+
+
+def _pack(directory: Path, keep=None) -> bytes:
+    """The files of a directory as a gzipped tar (temporary files left out; ``keep(relative
+    path)``: which to take, default all)."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         if directory.exists():
             for p in sorted(directory.rglob("*")):
-                if p.is_file() and ".tmp" not in p.name:
-                    tar.add(p, arcname=str(p.relative_to(directory)))
+                rel = p.relative_to(directory)
+                if p.is_file() and ".tmp" not in p.name and (keep is None or keep(rel)):
+                    tar.add(p, arcname=str(rel))
     return buf.getvalue()
+
+
+def shipped_files(replay: bool):
+    """What the driver ships to a member's worker: ``latest.h5`` (weights, optimizer, counters,
+    RNG, the last game's record), and the replay window only with ``replay`` (else the worker
+    rebuilds it by self-play, as a resume without replay files does). The log, TensorBoard files
+    and milestones stay with the driver: the worker sends back what it adds."""
+    from training.trainer import STATE_FILE
+    return lambda rel: str(rel) == STATE_FILE or (replay and rel.parts[0] == SHIP_REPLAY_DIR)
 
 
 def _unpack(data: bytes, directory: Path) -> None:
@@ -135,52 +325,342 @@ def _unpack(data: bytes, directory: Path) -> None:
             write_bytes(target, tar.extractfile(m).read())
 
 
-def _train_remote(job, queue, shipped: bytes | None):
-    from training.trainer import member_dir, train_member
+def _games_of(mdir: Path) -> tuple[int, dict | None]:
+    """The games counted by a member's ``latest.h5`` (0 without one) and the last one's record."""
+    from training.network import read_meta
+    from training.trainer import STATE_FILE
+    path = mdir / STATE_FILE
+    if not path.exists():
+        return 0, None
+    meta = read_meta(path)
+    return int(meta["counters"]["games"]), meta.get("record")
+
+
+def _line_game(line: bytes) -> int | None:
+    import json
+    try:
+        return int(json.loads(line)["game"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+class MemberSync:
+    """The worker's side of a shipped member (``train_member``'s ``on_saved``): after a counted
+    game once ``sync_every`` seconds have passed since the last copy, after every milestone and at
+    the end, ``send`` gets what the driver lacks, read from the member's scratch directory while
+    it is consistent: ``latest.h5`` (weights, optimizer, counters, RNG), ``status.json``, the
+    ``log.jsonl`` lines of the games after the last copy, the new bytes of the TensorBoard event
+    files, new or changed milestone files and, with ``replay``, the replay files of the new games.
+    ``apply_sync`` writes a message into the driver's copy."""
+
+    def __init__(self, mdir: Path, member: int, every: float, send, attempt: int = 0,
+                 replay: bool = False, node: str | None = None):
+        self.mdir, self.member, self.every, self.send = Path(mdir), member, every, send
+        self.attempt, self.replay, self.node = attempt, replay, node
+        self.base = _games_of(self.mdir)[0]     # the driver has the games up to here
+        self.last_game = self.replay_sent = self.base
+        self.log_offset = 0
+        self.through = None                     # the last game of the log's archives
+        self.tb_offsets: dict[str, int] = {}
+        self.stamps: dict[str, tuple] = {}      # milestone file -> (size, mtime) sent
+        self.last = time.monotonic()            # when the last copy was sent (or the member began)
+        self.sent = 0
+
+    def __call__(self, event: str) -> None:
+        now = time.monotonic()
+        if event == "game" and now - self.last < self.every:
+            return
+        msg = self.collect(event)
+        msg["worker_seconds"] = time.monotonic() - now
+        self.send(msg)
+        self.last = time.monotonic()
+        self.sent += 1
+
+    def _rotated(self) -> list[bytes]:
+        """The lines not yet sent that a rotation of ``log.jsonl`` moved to an archive
+        (``training.logfiles``); ``log.jsonl`` is then read from its start."""
+        from training.fileio import json_text
+        from training.logfiles import archives, read_archive
+        self.log_offset = 0
+        lines = []
+        for arc in archives(self.mdir):
+            if arc.last > self.last_game:
+                for rec in read_archive(arc.path):
+                    if int(rec["game"]) > self.last_game:
+                        lines.append((json_text(rec, indent=None, sort_keys=False) + "\n").encode())
+                        self.last_game = int(rec["game"])
+        return lines
+
+    def collect(self, event: str) -> dict:
+        """The message of one copy (see the class)."""
+        from training.trainer import LOG_FILE, STATE_FILE
+        from training.replay import _NAME
+        games = _games_of(self.mdir)[0]
+        msg = {"sync": self.member, "attempt": self.attempt, "event": event, "node": self.node,
+               "games": games, "log": b"", "tensorboard": {}, "files": {}}
+        log = self.mdir / LOG_FILE
+        lines = []
+        from training.logfiles import archived_through, archives
+        through = archived_through(archives(self.mdir))
+        if through != self.through or (log.exists() and log.stat().st_size < self.log_offset):
+            lines = self._rotated()              # log.jsonl was rotated since the last copy
+            self.through = through
+        if log.exists():                        # appended only (repaired before the first game)
+            with open(log, "rb") as f:
+                f.seek(self.log_offset)
+                data = f.read()
+            data = data[:data.rfind(b"\n") + 1]
+            self.log_offset += len(data)
+            for line in data.splitlines(keepends=True):
+                g = _line_game(line)
+                if g is not None and self.last_game < g <= games:
+                    lines.append(line)
+                    self.last_game = g
+        msg["log"] = b"".join(lines)
+        tb = self.mdir / TB_DIR
+        if tb.is_dir():
+            files = sorted(tb.glob("events.out.tfevents.*"))
+            self.tb_offsets = {p.name: self.tb_offsets.get(p.name, 0) for p in files}
+            for p in files:
+                off = self.tb_offsets.get(p.name, 0)
+                with open(p, "rb") as f:
+                    f.seek(off)
+                    data = f.read()
+                if data:
+                    msg["tensorboard"][p.name] = (off, data)
+                    self.tb_offsets[p.name] = off + len(data)
+        for p in sorted(self.mdir.glob("milestone_*")):
+            st = p.stat()
+            if ".tmp" not in p.name and self.stamps.get(p.name) != (st.st_size, st.st_mtime_ns):
+                msg["files"][p.name] = p.read_bytes()
+                self.stamps[p.name] = (st.st_size, st.st_mtime_ns)
+        if self.replay and (self.mdir / SHIP_REPLAY_DIR).is_dir():
+            for p in sorted((self.mdir / SHIP_REPLAY_DIR).iterdir()):
+                m = _NAME.match(p.name)
+                if m and self.replay_sent < int(m.group(1)) <= games:
+                    msg["files"][f"{SHIP_REPLAY_DIR}/{p.name}"] = p.read_bytes()
+            self.replay_sent = games
+        msg["state"] = (self.mdir / STATE_FILE).read_bytes()
+        status = self.mdir / "status.json"
+        msg["status"] = status.read_bytes() if status.exists() else None
+        return msg
+
+
+def message_bytes(msg: dict) -> int:
+    """The payload of a sync message (file contents)."""
+    return (len(msg["log"]) + len(msg["state"]) + len(msg["status"] or b"")
+            + sum(len(d) for _, d in msg["tensorboard"].values())
+            + sum(len(d) for d in msg["files"].values()))
+
+
+def apply_sync(mdir: Path, msg: dict, last_game: int, window: int,
+               log_max_mb: float | None = None) -> int:
+    """Write a ``MemberSync`` message into the driver's member directory, each file atomically and
+    in an order that keeps it resumable at every moment: replay files and milestones, the log lines
+    after ``last_game`` (the driver's last logged game), the TensorBoard bytes, then ``latest.h5``
+    (the state that counts them: a kill before it leaves lines and files of uncounted games, which
+    a resume removes, as after a local kill), ``status.json``, and last the replay files that left
+    the window (``window`` games) and, with ``log_max_mb``, the log's rotation and the oldest event
+    files past the cap (``training.logfiles``, as the member does). Returns the new last logged
+    game."""
+    from training.fileio import append_bytes
+    from training.replay import _NAME
+    from training.trainer import LOG_FILE, STATE_FILE
+    mdir.mkdir(parents=True, exist_ok=True)
+    for rel, data in msg["files"].items():
+        if Path(rel).is_absolute() or ".." in Path(rel).parts:
+            raise GameError(f"refusing to write {rel!r} outside {mdir}")
+        (mdir / rel).parent.mkdir(parents=True, exist_ok=True)
+        write_bytes(mdir / rel, data)
+    lines = []
+    for line in msg["log"].splitlines(keepends=True):
+        g = _line_game(line)
+        if g is not None and g > last_game:
+            lines.append(line)
+            last_game = g
+    if lines:
+        append_bytes(mdir / LOG_FILE, b"".join(lines))
+    for name, (off, data) in msg["tensorboard"].items():
+        path = mdir / TB_DIR / Path(name).name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if (path.stat().st_size if path.exists() else 0) == off:
+            append_bytes(path, data)            # else a file this attempt did not start: skipped
+    write_bytes(mdir / STATE_FILE, msg["state"])
+    if msg["status"] is not None:
+        write_bytes(mdir / "status.json", msg["status"])
+    replay = mdir / SHIP_REPLAY_DIR
+    if replay.is_dir():
+        for p in replay.iterdir():
+            m = _NAME.match(p.name)
+            if m and int(m.group(1)) <= msg["games"] - window:
+                p.unlink(missing_ok=True)
+    if log_max_mb is not None:
+        from training.logfiles import LogCaps, event_files, prune_event_files, rotate_log
+        rotate_log(mdir, log_max_mb)
+        if (mdir / TB_DIR).is_dir():
+            files = event_files(mdir / TB_DIR)
+            prune_event_files(mdir / TB_DIR, LogCaps(log_max_mb).kept, files[-1] if files else None)
+    return last_game
+
+
+def prepare_member(mdir: Path, log_max_mb: float | None = None) -> int:
+    """The driver's copy of a member made consistent before it is shipped (temporary files of
+    killed writes removed, ``log.jsonl`` repaired to the games ``latest.h5`` counts, as a local
+    resume does): returns those games, after which the synced log lines are appended."""
+    from training.fileio import clean_temp_files
+    from training.trainer import repair_logs
+    if not mdir.exists():
+        return 0
+    clean_temp_files(mdir, recursive=True)
+    games, pending = _games_of(mdir)
+    repair_logs(mdir, games, pending, log_max_mb=log_max_mb)
+    return games
+
+
+def _node_id() -> str | None:
+    try:
+        import ray
+        return ray.get_runtime_context().get_node_id()
+    except Exception:        # not in a Ray worker
+        return None
+
+
+def _train_remote(job, queue, shipped: bytes | None, sync: dict | None = None):
+    """A member trained by a Ray task: in place (a shared file system), or, with ``shipped`` (the
+    driver's copy of its files), in a scratch directory whose state goes back to the driver through
+    ``queue`` (``MemberSync``; ``sync``: ``attempt``, ``replay``)."""
+    from training.trainer import member_dir, runtime_options, train_member
 
     def report(rec):
         if queue is not None:
             queue.put(rec)
     if shipped is None:
-        return train_member(job, report), None
-    with tempfile.TemporaryDirectory() as scratch:
+        return train_member(job, report)
+    sync = sync or {}
+    with tempfile.TemporaryDirectory(prefix="descent-member-") as scratch:
         mdir = member_dir(scratch, job.member)
         _unpack(shipped, mdir)
         job.run_dir = scratch
-        result = train_member(job, report)
-        return result, _pack(mdir)
+        syncer = MemberSync(mdir, job.member, runtime_options(job).sync_every,
+                            queue.put if queue is not None else (lambda msg: None),
+                            sync.get("attempt", 0), sync.get("replay", False), _node_id())
+        return train_member(job, report, syncer)
 
 
-def ray_runner(address: str | None, ship: bool = False):
+def ray_runner(address: str | None, ship: bool = False, ship_replay: bool = False, on_sync=None):
     """The ``remote`` of ``training.run.run_training`` that trains the members on Ray."""
     def remote(jobs, on_record):
-        return train_members_ray(jobs, address, on_record, ship)
+        return train_members_ray(jobs, address, on_record, ship or ship_replay, ship_replay, on_sync)
     return remote
 
 
-def train_members_ray(jobs, address: str | None, on_record, ship: bool = False) -> list[dict]:
-    """Train members as Ray tasks; progress records come back through a Ray queue."""
+def _driver_actor_options(ray) -> dict:
+    """A helper actor's options: no CPU, on the driver's node when it can (a worker node may go)."""
+    options = {"num_cpus": 0}
+    try:
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+        options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(
+            ray.get_runtime_context().get_node_id(), soft=True)
+    except Exception:        # a client connection or an older Ray: anywhere
+        pass
+    return options
+
+
+def train_members_ray(jobs, address: str | None, on_record, ship: bool = False,
+                      ship_replay: bool = False, on_sync=None) -> list[dict]:
+    """Train members as Ray tasks; progress records come back through a Ray queue.
+
+    With ``ship`` (no shared file system): each member is shipped from the driver's run directory
+    (``latest.h5``; its replay window too with ``ship_replay``) and trained in a scratch directory
+    on its worker, whose ``MemberSync`` sends its state back every ``sync_every`` seconds, at every
+    milestone and at the end (``apply_sync`` writes it; ``on_sync(info)`` is then called with the
+    member, attempt, event, node, games, bytes and seconds). A member whose task is lost with its
+    node is shipped again from what was synced and continues (at most ``MEMBER_FAILURES`` losses
+    in a row without a synced game); an error of the member itself is raised. Without ``ship``,
+    Ray retries a lost member, which resumes from the shared files."""
+    import dataclasses
     ray = init(address)
+    from ray.exceptions import RayError, RayTaskError
     from ray.util.queue import Queue
-    from training.trainer import member_dir
-    queue = Queue()
-    remote = ray.remote(max_retries=2, num_cpus=1)(_train_remote)
-    refs = {}
-    for job in jobs:
-        shipped = _pack(member_dir(job.run_dir, job.member)) if ship else None
-        refs[remote.remote(job, queue, shipped)] = job
+    from training.trainer import member_dir, runtime_options
+    queue = Queue(actor_options=_driver_actor_options(ray))
+    remote = ray.remote(max_retries=0 if ship else 2, num_cpus=1)(_train_remote)
+    by_member = {job.member: job for job in jobs}
+    start: dict[int, int] = {}          # games each member had when this call began
+    last_game: dict[int, int] = {}      # the driver's last logged game of each member
+    synced: dict[int, int] = {}         # the games of each member's synced state
+    attempt: dict[int, int] = {}
+    failures: dict[int, int] = {}
     results: dict[int, dict] = {}
-    pending = list(refs)
-    while pending:
-        done, pending = ray.wait(pending, num_returns=1, timeout=0.2)
+    refs = {}
+
+    def submit(job) -> None:
+        if not ship:
+            refs[remote.remote(job, queue, None)] = job
+            return
+        mdir = member_dir(job.run_dir, job.member)
+        games = prepare_member(mdir, runtime_options(job).log_max_mb)
+        start.setdefault(job.member, games)
+        last_game[job.member] = synced[job.member] = games
+        attempt[job.member] = attempt.get(job.member, -1) + 1
+        left = job.max_games - (games - start[job.member]) if job.max_games else 0
+        if job.max_games and left <= 0:           # its games were played and synced; the end lost
+            from training.network import read_meta
+            from training.trainer import STATE_FILE
+            results[job.member] = {k: v for k, v in read_meta(mdir / STATE_FILE)["counters"].items()
+                                   if k != "rng"}
+            return
+        shipped = _pack(mdir, shipped_files(ship_replay))
+        sent = dataclasses.replace(job, max_games=left)
+        refs[remote.remote(sent, queue, shipped,
+                           {"attempt": attempt[job.member], "replay": ship_replay})] = job
+
+    def drain() -> None:
         while not queue.empty():
-            on_record(queue.get())
+            rec = queue.get()
+            if "sync" not in rec:
+                on_record(rec)
+                continue
+            m = rec["sync"]
+            if rec["attempt"] != attempt.get(m):        # a lost attempt's late message
+                continue
+            t = time.perf_counter()
+            job = by_member[m]
+            last_game[m] = apply_sync(member_dir(job.run_dir, m), rec, last_game[m],
+                                      job.config["training"]["replay_games"],
+                                      runtime_options(job).log_max_mb)
+            if rec["games"] > synced[m]:
+                failures[m] = 0
+            synced[m] = rec["games"]
+            if on_sync is not None:
+                on_sync({"member": m, "attempt": rec["attempt"], "event": rec["event"],
+                         "node": rec["node"], "games": rec["games"], "bytes": message_bytes(rec),
+                         "worker_seconds": rec["worker_seconds"],
+                         "driver_seconds": time.perf_counter() - t})
+
+    for job in jobs:
+        submit(job)
+    while refs:
+        done, _ = ray.wait(list(refs), num_returns=1, timeout=0.2)
+        drain()
         for ref in done:
-            job = refs[ref]
-            result, packed = ray.get(ref)
-            if packed is not None:
-                _unpack(packed, member_dir(job.run_dir, job.member))
-            results[job.member] = result
-    while not queue.empty():
-        on_record(queue.get())
+            job = refs.pop(ref)
+            try:
+                results[job.member] = ray.get(ref)
+            except RayTaskError as exc:           # the member's own error: not a lost node
+                if isinstance(exc.cause, GameError):
+                    raise exc.cause from None
+                raise RuntimeError(validate.one_line(
+                    f"member {job.member}: {type(exc.cause).__name__}: {exc.cause}")) from None
+            except RayError as exc:
+                if not ship:
+                    raise
+                failures[job.member] = failures.get(job.member, 0) + 1
+                if failures[job.member] > MEMBER_FAILURES:
+                    raise RayUnavailable(validate.one_line(
+                        f"member {job.member} was lost {failures[job.member]} times in a row "
+                        f"without a game synced ({type(exc).__name__}: {exc})")) from None
+                drain()
+                submit(job)                        # from what the driver has now
+    drain()
     return [results[j.member] for j in jobs]

@@ -34,6 +34,7 @@ from descent.match import run_tasks
 from descent.ratings import ELO, fit
 from descent.results import ResultsDB
 from descent.stats import MatchSummary, cluster_interval
+from training.fileio import crash_point
 
 DEFAULT_RANK_GAMES = 16        # games per pair in rank and in the early-versus-final check
 DEFAULT_EVAL_GAMES = 8         # games per pair in evaluate
@@ -203,6 +204,7 @@ def _progress(tasks, workers, desc, db, row_fn, progress=True, ray_address=None)
     with tqdm(total=len(tasks), desc=desc, unit="match", disable=not progress) as bar:
         for task, rec in run_tasks(tasks, workers, ray_address):
             db.insert(row_fn(task, rec))
+            crash_point("match_stored")
             done += 1
             bar.update(1)
     return done
@@ -304,6 +306,8 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
                             + (f" with a trained final checkpoint ({len(sel['untrained'])} never "
                                f"saw a game)" if sel["untrained"] else "")
                             + "; ranking needs at least 2")
+    from training.fileio import check_writable_dir
+    check_writable_dir(run_dir, ProtocolError, "run directory")   # pools.json, results.db: before any match
     db = ResultsDB(db_path or run_dir / "results.db")
     have = db.keys("rank")
     openings = _Openings(game, opening_plies, seed, "rank")
@@ -439,6 +443,9 @@ def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], oppo
         parse_agent(_join(spec, alg_budgets[0]))
     if opponent not in ("pool", "mcts"):
         raise ProtocolError(f"opponent {opponent!r}: expected pool or mcts")
+    from training.fileio import check_writable_dir
+    db_path = Path(db_path or run_dir / "results.db")
+    check_writable_dir(db_path.parent, ProtocolError, "run directory")   # before any match
     db = ResultsDB(db_path or run_dir / "results.db")
     have = db.keys("evaluate")
     opponents = ([(o["net"], _join(f"minimax:{opp_budget}", f"net={o['path']}")) for o in pools["low"]]

@@ -79,7 +79,8 @@ class LocalCluster:
         return node
 
     def alive_nodes(self) -> int:
-        return sum(1 for n in ray.nodes() if n["Alive"])
+        """Nodes the cluster counts alive (read from its GCS: works without a connected driver)."""
+        return len(self.cluster.global_state._live_node_ids())
 
     def wait_alive(self, count: int, timeout: float = 120.0) -> None:
         """Wait until ``count`` nodes are alive (a node count, not a timing guess)."""

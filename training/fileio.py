@@ -63,8 +63,9 @@ def crash_point(name: str) -> None:
     point instead of a moment. Points: ``tmp_written`` (a temporary file written and fsynced, not
     yet renamed; ``tmp_written.<file name>`` for one file), ``renamed`` (``renamed.<file name>``:
     renamed, directory not yet fsynced), ``appended`` (``appended.<file name>``: a line appended and
-    fsynced), the trainer's ``replay_written``, ``state_saved``, ``log_written``, and calibration's
-    ``calibrate_logged`` (a game appended to its log). Without the variable it does nothing."""
+    fsynced), the trainer's ``replay_written``, ``state_saved``, ``log_written``, calibration's
+    ``calibrate_logged`` (a game appended to its log) and the tournament's ``match_stored`` (a
+    match written to ``results.db``). Without the variable it does nothing."""
     spec = os.environ.get(CRASH_ENV)
     if not spec:
         return
@@ -138,6 +139,26 @@ def write_text(path, text: str) -> None:
     write_bytes(path, text.encode("utf-8"))
 
 
+def check_writable_dir(directory, error=GameError, what: str = "folder") -> Path:
+    """Create ``directory`` if needed and write (then remove) a probe file in it: ``error`` with one
+    line naming it when this process cannot (a read-only mount, no permission, a path under a
+    regular file, a full disk). For the check before a long job starts, not after its first result.
+    A probe left by a kill is a temporary file of a dead process (``clean_temp_files``)."""
+    d = Path(directory)
+    probe = temp_path(d / ".write-probe")
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, b"probe")
+        finally:
+            os.close(fd)
+        probe.unlink()
+    except OSError as exc:
+        raise error(f"{what} {d}: cannot write there ({exc.strerror or exc})") from None
+    return d
+
+
 def json_text(data, indent=2, sort_keys: bool = True, what: str = "JSON record") -> str:
     """``data`` as JSON text; ``NonFiniteJSON`` naming ``what`` if it holds NaN or an infinity."""
     try:
@@ -177,8 +198,13 @@ def write_json(path, data, indent=2, sort_keys: bool = True) -> None:
 def append_line(path, line: str) -> None:
     """Append ``line`` (a newline is added if missing) to ``path`` in one ``write`` and fsync it:
     after it returns the line is on disk whole; a kill before leaves at most a torn last line."""
+    append_bytes(path, (line if line.endswith("\n") else line + "\n").encode("utf-8"))
+
+
+def append_bytes(path, data: bytes) -> None:
+    """Append ``data`` to ``path`` (created if missing) and fsync it (``append_line``'s write:
+    a kill before it returns leaves at most a torn tail)."""
     path = Path(path)
-    data = (line if line.endswith("\n") else line + "\n").encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         view = memoryview(data)
