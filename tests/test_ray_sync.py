@@ -1,0 +1,253 @@
+"""Members that checkpoint back (issue 21): with --ray-ship a member trains in a scratch directory on
+its worker and its state reaches the driver's run directory every ``sync_every`` seconds, at every
+milestone and at the end; a member lost with its node continues from there; a driver killed and
+rerun continues. Tic-tac-toe, game budgets (``max_games``), ``sync_every = 0`` (after every game):
+no assertion depends on the machine's speed."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from descent.distributed import (MemberSync, _pack, _unpack, apply_sync, prepare_member,
+                                 shipped_files)
+
+TINY = """
+[game]
+spec = "tic_tac_toe"
+[network]
+filters = 4
+blocks = 1
+head_units = 8
+[selfplay]
+iterations = 10
+[training]
+replay_games = 6
+min_sample = 32
+batch_size = 32
+[run]
+sync_every = {every}
+"""
+BUDGET = 1e6                       # seconds: the game budgets (max_games) stop the members
+MILESTONES = [("0s", 0.0)]         # written before the first game: a milestone file to sync
+
+
+def tiny_cfg(tmp_path, every=0):
+    from descent.config import load_config
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY.format(every=every))
+    return load_config(path)
+
+
+def log_games(mdir: Path) -> list[int]:
+    path = mdir / "log.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line)["game"] for line in path.read_text().splitlines() if line.strip()]
+
+
+def state_games(mdir: Path) -> int:
+    from training.network import read_meta
+    return read_meta(mdir / "latest.h5")["counters"]["games"]
+
+
+def check_member(mdir: Path) -> int:
+    """The driver's copy is whole: a loadable state, one log line per counted game, in order."""
+    games = state_games(mdir)
+    assert log_games(mdir) == list(range(1, games + 1))
+    return games
+
+
+def job_of(cfg, run_dir, max_games, member=0):
+    from training.run import runtime_config, training_config
+    from training.trainer import MemberJob
+    return MemberJob(str(run_dir), member, "tic_tac_toe", training_config(cfg), BUDGET, MILESTONES,
+                     member, max_games=max_games, extra=runtime_config(cfg))
+
+
+def test_member_sync_keeps_the_driver_copy_resumable(tmp_path):
+    """The hook and the driver's writes without Ray: a member trained in a scratch directory in
+    two calls (shipped from the driver's copy each time) leaves the driver's copy whole after
+    every copy, and a local resume of that copy continues it."""
+    from training.trainer import member_dir, train_member
+    cfg = tiny_cfg(tmp_path, every=0)
+    driver = member_dir(tmp_path / "run", 0)
+    seen, calls = [], []
+
+    def call(max_games, every):
+        calls.append(max_games)
+        scratch = tmp_path / f"scratch{len(calls)}"
+        last = {"game": prepare_member(driver)}
+        mdir = member_dir(scratch, 0)
+        _unpack(_pack(driver, shipped_files(False)), mdir)
+        assert not (mdir / "log.jsonl").exists() and not (mdir / "replay").exists()
+
+        def send(msg):
+            last["game"] = apply_sync(driver, msg, last["game"], 6)
+            seen.append((msg["event"], check_member(driver)))
+        job = job_of(cfg, scratch, max_games)
+        return train_member(job, on_saved=MemberSync(mdir, 0, every, send))
+
+    first = call(5, 0.0)
+    assert first["games"] == 5 and [e for e, _ in seen] == ["game"] * 5 + ["end"]
+    assert (driver / "milestone_0s.weights.h5").exists() and (driver / "status.json").exists()
+    assert list((driver / "tensorboard").glob("events.out.tfevents.*"))
+    seen.clear()
+    second = call(3, 1e6)                     # a long interval: only the end is sent
+    assert second["games"] == 8 and seen == [("end", 8)]
+    # the driver's copy resumes locally, as any run directory does
+    third = train_member(job_of(cfg, tmp_path / "run", 2))
+    assert third["games"] == 10 and check_member(driver) == 10
+
+
+def test_a_rotated_log_reaches_the_driver_whole(tmp_path):
+    """With a log cap small enough that the worker's log.jsonl rotates into archives between two
+    copies (``training.logfiles``), the copy still carries every game's line, and the driver's log
+    rotates under the same cap."""
+    from training.logfiles import archives, read_history
+    from training.trainer import member_dir, train_member
+    cfg = tiny_cfg(tmp_path, every=1e6)
+    cfg["run"]["log_max_mb"] = 0.01
+    driver, scratch = member_dir(tmp_path / "run", 0), member_dir(tmp_path / "scratch", 0)
+    last = {"game": prepare_member(driver, 0.01)}
+
+    def send(msg):
+        last["game"] = apply_sync(driver, msg, last["game"], 6, 0.01)
+    scratch.mkdir(parents=True)
+    result = train_member(job_of(cfg, tmp_path / "scratch", 8),
+                          on_saved=MemberSync(scratch, 0, 1e6, send))
+    assert result["games"] == 8 and archives(scratch)       # the worker's log rotated
+    assert [r["game"] for r in read_history(driver, unique=False)] == list(range(1, 9))
+    assert archives(driver) and state_games(driver) == 8
+
+
+# ---- on a multi-node cluster ----------------------------------------------------------------------
+
+ray = pytest.importorskip("ray")
+from ray_cluster import ray_cluster  # noqa: E402,F401  (the fixture)
+
+
+def _syncs():
+    out, lock = [], threading.Lock()
+
+    def on_sync(info):
+        with lock:
+            out.append(info)
+    return out, on_sync
+
+
+def test_state_reaches_the_driver_before_the_member_ends(ray_cluster, tmp_path):
+    from descent.distributed import ray_runner
+    from training.run import run_training
+    cfg = tiny_cfg(tmp_path, every=0)
+    run = tmp_path / "run"
+    mid = []
+
+    def on_sync(info):            # the driver's copy at each copy, while the members still play
+        mdir = run / f"member_{info['member']:02d}"
+        mid.append((info["member"], info["event"], info["games"], check_member(mdir), info["bytes"]))
+    results = run_training("tic_tac_toe", cfg, 2, BUDGET, MILESTONES, 2, run, 0, progress=False,
+                           echo=lambda line: None, max_games=6,
+                           remote=ray_runner(ray_cluster.address, ship=True, on_sync=on_sync))
+    assert [r["games"] for r in results] == [6, 6]
+    for m in (0, 1):
+        copies = [(e, g, on_disk) for mm, e, g, on_disk, _ in mid if mm == m]
+        assert [g for e, g, _ in copies if e == "game"] == [1, 2, 3, 4, 5, 6]
+        assert copies[-1][0] == "end" and all(g == on_disk for _, g, on_disk in copies)
+        mdir = run / f"member_{m:02d}"
+        assert check_member(mdir) == 6
+        assert (mdir / "milestone_0s.weights.h5").exists() and (mdir / "milestone_0s.json").exists()
+        assert not (mdir / "replay").exists()       # the window stays with the worker by default
+    assert all(b > 0 for *_, b in mid)
+
+
+def test_a_member_lost_with_its_node_continues_from_the_synced_state(ray_cluster, tmp_path):
+    from descent.distributed import ray_runner
+    from training.run import run_training
+    cfg = tiny_cfg(tmp_path, every=0)
+    run = tmp_path / "run"
+    syncs, collect = _syncs()
+    head = ray.get_runtime_context().get_node_id()
+    victim = {}
+    ready = threading.Event()
+
+    def on_sync(info):
+        collect(info)
+        if not ready.is_set() and info["node"] != head and info["games"] >= 3:
+            victim.update(info)
+            ready.set()
+    out = {}
+
+    def train():
+        try:
+            out["results"] = run_training(
+                "tic_tac_toe", cfg, 2, BUDGET, MILESTONES, 2, run, 0, progress=False,
+                echo=lambda line: None, max_games=25,
+                remote=ray_runner(ray_cluster.address, ship=True, on_sync=on_sync))
+        except BaseException as exc:        # re-raised below
+            out["error"] = exc
+    t = threading.Thread(target=train)
+    t.start()
+    assert ready.wait(240), "no member synced from a worker node"
+    node = next(n for n in ray_cluster.nodes if n.node_id == victim["node"])
+    ray_cluster.remove_node(node)
+    ray_cluster.nodes.append(ray_cluster.add_node(wait=False))
+    t.join(300)
+    assert not t.is_alive() and "error" not in out, out.get("error")
+    m = victim["member"]
+    mine = [s for s in syncs if s["member"] == m]
+    attempts = sorted({s["attempt"] for s in mine})
+    assert len(attempts) >= 2, "the lost member was not shipped again"
+    before = max(s["games"] for s in mine if s["attempt"] == attempts[0])
+    after = min(s["games"] for s in mine if s["attempt"] == attempts[1])
+    assert after == before + 1          # continued from the last copy: nothing lost but games in play
+    assert {s["node"] for s in mine if s["attempt"] == attempts[1]} != {victim["node"]}
+    # this call's game budget is kept whatever was lost; nothing counted twice
+    assert [r["games"] for r in out["results"]] == [25, 25]
+    for i in (0, 1):
+        assert check_member(run / f"member_{i:02d}") == 25
+
+
+DRIVER = """
+import sys
+from descent.config import load_config
+from descent.distributed import ray_runner
+from training.run import run_training
+cfg = load_config(sys.argv[2])
+run_training("tic_tac_toe", cfg, 1, {budget}, {milestones!r}, 1, sys.argv[3], 0, progress=False,
+             echo=lambda line: None, max_games=10_000, remote=ray_runner(sys.argv[1], ship=True))
+"""
+
+
+def test_a_driver_killed_and_rerun_continues(ray_cluster, tmp_path):
+    from descent.distributed import ray_runner
+    from training.run import run_training
+    cfg = tiny_cfg(tmp_path, every=0)
+    run = tmp_path / "run"
+    mdir = run / "member_00"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), TF_CPP_MIN_LOG_LEVEL="3")
+    script = DRIVER.format(budget=BUDGET, milestones=MILESTONES)
+    proc = subprocess.Popen([sys.executable, "-c", script, ray_cluster.address,
+                             str(tmp_path / "tiny.toml"), str(run)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.monotonic() + 240
+        while len(log_games(mdir)) < 3:
+            assert proc.poll() is None, proc.stderr.read()
+            assert time.monotonic() < end, "the first driver synced nothing"
+            time.sleep(0.2)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    synced = state_games(mdir)
+    assert synced >= 3
+    results = run_training("tic_tac_toe", cfg, 1, BUDGET, MILESTONES, 1, run, 0, progress=False,
+                           echo=lambda line: None, max_games=4,
+                           remote=ray_runner(ray_cluster.address, ship=True))
+    assert results[0]["games"] == synced + 4
+    assert check_member(mdir) == results[0]["games"]
