@@ -683,9 +683,14 @@ def report(runs, games_, out):
 @click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
+@click.option("--ray-ship", is_flag=True, help="With --ray and no shared file system: train each member "
+              "in a scratch directory on its worker, its state copied back every --sync-every seconds.")
+@click.option("--ray-ship-replay", is_flag=True, help="--ray-ship, the replay window shipped too (by "
+              "default a worker rebuilds it by self-play).")
 @_runtime_options()
 def pipeline(game, population, budget, milestones, workers, rank_agent, algorithms, times, iterations,
-             opponent_time, games_per_pair, opening_plies, out, seed, ray_address, **runtime):
+             opponent_time, games_per_pair, opening_plies, out, seed, ray_address, ray_ship,
+             ray_ship_replay, **runtime):
     """The whole protocol on one game, small: train a population, rank it, evaluate the balancing
     algorithms, report. Every stage resumes where it stopped when the command is rerun."""
     from pathlib import Path
@@ -727,7 +732,7 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
     ray_address = ray_address or cfg["run"]["ray"] or None
     click.echo(f"[1/4] training {population} networks of {info.spec} for {budget} each in {run_dir}")
     run_training(info.spec, cfg, population, budget_s, ms, workers, run_dir, seed,
-                 threads=cfg["run"]["threads"], remote=_ray_runner(ray_address))
+                 threads=cfg["run"]["threads"], remote=_ray_runner(ray_address, ray_ship, ray_ship_replay))
     click.echo(f"[2/4] ranking them ({rank_agent})")
     pools = do_rank(run_dir, info.spec, rank_agent, games_per_pair, opening_plies, workers, seed,
                     ray_address=ray_address, echo=click.echo)
