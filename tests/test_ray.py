@@ -67,14 +67,18 @@ batch_size = 32
     cfg = load_config(cfg_path)
     run = tmp_path / "run"
     records = []
-    results = run_training("tic_tac_toe", cfg, 2, 2.0, [("1s", 1.0), ("2s", 2.0)], 1, run, 0,
-                           progress=False, echo=records.append, remote=ray_runner("local", ship))
-    assert [r["milestones_done"] for r in results] == [["1s", "2s"], ["1s", "2s"]]
+    # game budgets (max_games), never a time budget's outcome: 3 games each, then a finished run
+    results = run_training("tic_tac_toe", cfg, 2, 3600.0, [("0.001s", 0.001)], 1, run, 0,
+                           progress=False, max_games=3, echo=records.append,
+                           remote=ray_runner("local", ship))
+    assert [r["milestones_done"] for r in results] == [["0.001s"], ["0.001s"]]
+    assert [r["games"] for r in results] == [3, 3]
     for m in (0, 1):
-        assert (run / f"member_{m:02d}" / "milestone_2s.weights.h5").exists()
+        assert (run / f"member_{m:02d}" / "milestone_0.001s.weights.h5").exists()
         assert (run / f"member_{m:02d}" / "latest.h5").exists()
     assert any("member 1 game" in r for r in records)
-    # rerun: nothing more to do, counters unchanged
-    again = run_training("tic_tac_toe", cfg, 2, 2.0, [("1s", 1.0), ("2s", 2.0)], 1, run, 0,
-                         progress=False, echo=records.append, remote=ray_runner("local", ship))
+    # rerun of a finished run (budget reached): nothing more to do, counters unchanged
+    again = run_training("tic_tac_toe", cfg, 2, 0.002, [("0.001s", 0.001), ("0.002s", 0.002)], 1,
+                         run, 0, progress=False, echo=records.append,
+                         remote=ray_runner("local", ship))
     assert [r["games"] for r in again] == [r["games"] for r in results]
