@@ -245,7 +245,27 @@ def soak(args) -> dict:
         # the machine's 1-minute load average over the run (median): throughput is per this load
         "median_load1": sorted(s["load1"] for s in samples)[len(samples) // 2] if samples else None,
     }
+    res.update(after_games(samples, kill["t"] if kill else None))
     return res
+
+
+def after_games(samples: list[dict], kill_t: float | None) -> dict:
+    """RSS right after each finished game (the first sample with a higher game count): a member's
+    memory rises while a game's examples accumulate and falls when they go to the replay window,
+    so the trend of these troughs, not the sawtooth, says whether memory keeps growing. Samples
+    of the killed process and of the resumed one are fitted apart; the first game of each is left
+    out (warm-up)."""
+    out = {}
+    for name, lo, hi in (("before_kill", 0.0, kill_t or float("inf")),
+                         ("after_kill", kill_t, float("inf"))):
+        if lo is None:
+            continue
+        seg = [s for s in samples if lo < s["t"] < hi and s["rss_mb"] > 0]
+        troughs = [b for a, b in zip(seg, seg[1:]) if b["games"] > a["games"]][1:]
+        fit = slope([s["t"] for s in troughs], [s["rss_mb"] for s in troughs])
+        out[name] = {"rss_after_game_mb": [s["rss_mb"] for s in troughs],
+                     "slope_mb_per_h": round(fit * 3600, 1) if fit is not None else None}
+    return {"rss_after_each_game": out}
 
 
 def main(argv=None):
@@ -261,7 +281,17 @@ def main(argv=None):
     ap.add_argument("--key", help="entry in --json (default: the game)")
     ap.add_argument("--label", default="after", help="group in --json (before/after)")
     ap.add_argument("--json", default=str(RESULTS))
-    args, extra = ap.parse_known_args(argv)  # the rest: more `descent train` options
+    ap.add_argument("--reanalyse", action="store_true",
+                    help="recompute the after-game RSS trend of every entry in --json from its samples")
+    args, extra = ap.parse_known_args(argv)
+    if args.reanalyse:
+        path = Path(args.json)
+        data = json.loads(path.read_text())
+        for group in data.values():
+            for res in group.values():
+                res.update(after_games(res["samples"], (res.get("kill") or {}).get("t")))
+        path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        return 0  # the rest: more `descent train` options
     args.extra = [a for a in extra if a != "--"]
     args.kill_at = (args.kill_at if args.kill_at is not None else args.minutes / 2) * 60
     res = soak(args)
