@@ -15,7 +15,7 @@ weighs on both alike.
 On a machine with fewer cores than nodes the "nodes" share the cores: the figures measure the
 overhead of the Ray path and its scaling up to the core count, not a real cluster's network.
 
-Usage:  python bench/bench_ray_cluster.py [--games 24] [--repeats 3] [--iterations 1000] [--nodes 1,2,4]
+Usage:  python bench/bench_ray_cluster.py [--games 40] [--repeats 3] [--iterations 1000] [--nodes 1,2,4]
 """
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def rate(n, seed, iterations, workers, ray_address=None) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--games", type=int, default=24)
+    ap.add_argument("--games", type=int, default=40)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--iterations", type=int, default=1000)
     ap.add_argument("--nodes", default="1,2,4")

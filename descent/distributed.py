@@ -227,7 +227,7 @@ def run_tasks_ray(tasks: list[dict], address: str | None, play, max_retries: int
     nets = _put_nets(ray, tasks)
     if nets:                          # networks travel with the tasks: no shared file system needed
         remote = ray.remote(max_retries=max_retries, num_cpus=1)(_play_shipped)
-        pending = [remote.remote(play, t, {p: nets[p] for p in _net_paths(t)}) for t in tasks]
+        pending = [remote.remote(play, t, {p: nets[p] for p in _net_paths(t) if p in nets}) for t in tasks]
     else:
         remote = ray.remote(max_retries=max_retries, num_cpus=1)(play)
         pending = [remote.remote(t) for t in tasks]
@@ -247,11 +247,14 @@ def _net_paths(task: dict) -> list[str]:
 
 
 def _put_nets(ray, tasks: list[dict]) -> dict:
-    """{path: (digest, object ref of its bytes)} of every checkpoint the tasks name, each read once
-    by the driver and put in the object store once."""
+    """{path: (digest, object ref of its bytes)} of every checkpoint file the tasks name, each read
+    once by the driver and put in the object store once (a name that is no file here, such as
+    ``net=best``, is left to the worker)."""
     import hashlib
     out = {}
     for path in sorted({p for t in tasks for p in _net_paths(t)}):
+        if not Path(path).is_file():
+            continue
         data = Path(path).read_bytes()
         out[path] = (hashlib.sha1(data).hexdigest()[:16], ray.put(data))
     return out
