@@ -269,3 +269,24 @@ def test_a_read_only_run_directory_is_one_line_before_any_task(ranked, tmp_path)
         assert f"run directory {run}: cannot write there" in line, line
     finally:
         run.chmod(0o755)
+
+
+@pytest.mark.parametrize("command", [["rank", GAME, "--agent", RANK_AGENT],
+                                     ["evaluate", GAME, *EVAL_CLI]])
+def test_rank_and_evaluate_check_the_run_directory_before_ray(ranked, tmp_path, monkeypatch, command):
+    """The same refusal for rank and evaluate, as the root user sees it too: the probe write is
+    denied (``EACCES``); the command stops on it before reaching the cluster address."""
+    from click.testing import CliRunner
+    from descent.cli import cli
+    real = os.open
+
+    def deny(path, *args, **kwargs):
+        if ".write-probe" in str(path):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, *args, **kwargs)
+    monkeypatch.setattr(os, "open", deny)
+    r = CliRunner().invoke(cli, [*command, "--run", str(ranked), "--ray", "127.0.0.1:9"])
+    assert r.exit_code == 2, r.output
+    lines = r.output.strip().splitlines()
+    assert lines[-1] == f"Error: run directory {ranked}: cannot write there (Permission denied)", r.output
+    assert "Traceback" not in r.output and "Ray" not in lines[-1]
