@@ -225,8 +225,10 @@ def soak(args) -> dict:
         status = json.loads(st.read_text())
     hours = end / 3600
     res = {
-        "game": args.game, "command": " ".join(["descent"] + cmd[3:]),
-        "config": args.config or f"configs/{args.game.split('(')[0]}.toml",
+        "game": args.game,
+        "command": " ".join(["descent"] + cmd[3:]).replace(str(run), "RUN_DIR").replace(
+            str(args.config), Path(str(args.config)).name),
+        "config": Path(args.config).name if args.config else f"configs/{args.game.split('(')[0]}.toml",
         "wall_s": round(end, 1), "exit_code": rc, "first_game_s": first_game_s,
         "games": len(games), "examples": examples,
         "games_per_hour": round(len(games) / hours, 1) if hours else None,
