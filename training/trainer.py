@@ -218,6 +218,7 @@ class _Learner:
             self.thread.start()
 
     def _loop(self):
+        remaining = 0       # async: games of the current backlog not yet taken (its last one trains)
         while True:
             g = self.queue.get()
             if g is None:
@@ -225,8 +226,13 @@ class _Learner:
             if self.error is not None:
                 continue
             try:
-                if self.mode == "async" and self.queue.qsize() > (1 if self._closing else 0):
-                    self.process(g, train=False)       # a later game of the backlog trains
+                if self.mode == "async" and remaining == 0:
+                    # a new backlog: this game and those queued behind it now (not the end marker).
+                    # Fixed when it starts, so games that keep arriving never postpone its pass.
+                    remaining = 1 + max(0, self.queue.qsize() - (1 if self._closing else 0))
+                remaining = max(0, remaining - 1)
+                if self.mode == "async" and remaining > 0:
+                    self.process(g, train=False)       # the backlog's last game trains
                     self.skipped += 1
                 else:
                     self._post(self.process(g))
