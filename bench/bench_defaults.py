@@ -69,8 +69,7 @@ def measure(game: str, cap: float, config_dir: str | None, memory_mb: float | No
               max_nodes=max(16, min(sp["max_nodes"], int(sp["max_mb"] * 2 ** 20 / BYTES_PER_STATE))))
     if memory_mb is not None:             # the member's cap, split as MemberTrainer._play does
         from training.memory import network_bytes, selfplay_caps
-        caps = selfplay_caps(info, in_flight, memory_mb, network_bytes(model), kw["max_nodes"],
-                             cfg["training"]["replay_games"])
+        caps = selfplay_caps(info, in_flight, memory_mb, network_bytes(model), kw["max_nodes"])
         in_flight = kw["games_in_flight"] = caps["games_in_flight"]
         kw["max_nodes"] = max(16, min(kw["max_nodes"], caps["max_nodes"]))
         kw["max_example_bytes"] = caps["max_example_bytes"]

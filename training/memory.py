@@ -6,10 +6,10 @@ with a search table and a buffer of tree-learning examples harvested so far. ``s
 gives each game in flight an equal share of what the cap leaves for self-play:
 
 * the network: 4 copies of its parameters (weights, two Adam moments, inference), float32;
-* the replay window: ``REPLAY_SHARE`` of the cap, ``replay_games`` games: a game keeps at most
-  ``REPLAY_SHARE * cap / replay_games`` bytes of bit-packed examples (chess at 2048 MB: 34,000 of
-  a first game's 75,000), so the window never outgrows its share (a game whose planes are not
-  all 0/1 is stored as float32 and may: 32 times the bytes);
+* the replay window: ``REPLAY_SHARE`` of the cap (``replay_bytes``), at most ``replay_games``
+  games: past its bytes the oldest games leave the window whole (``ReplayBuffer(max_bytes=)``),
+  so every game kept has all its examples (chess at 2048 MB: 512 MB, about 60 first-length games
+  of 75,000 bit-packed examples, instead of 100); the newest game always stays;
 * the rest, less the pool's batch buffer, split equally among the games in flight, each game's
   share at most half for its table (``max_nodes`` from ``BYTES_PER_STATE``, with room for the
   table's capacity to double; less when the config's own cap is lower) and the rest for its
@@ -36,21 +36,22 @@ def network_bytes(model) -> int:
     return 4 * 4 * int(sum(int(w.shape.num_elements()) for w in model.weights))
 
 
+def replay_bytes(memory_mb: float) -> int:
+    """The replay window's share of a member's cap, in bytes."""
+    return int(int(memory_mb * 2 ** 20) * REPLAY_SHARE)
+
+
 def selfplay_caps(info, games_in_flight: int, memory_mb: float, net_bytes: int = 0,
-                  max_nodes: int | None = None, replay_games: int | None = None) -> dict:
+                  max_nodes: int | None = None) -> dict:
     """The pool's ``games_in_flight``, ``max_nodes`` and ``max_example_bytes`` for a member capped
     at ``memory_mb`` megabytes, plus ``game_share_bytes`` (one game's share: its table's and its
     examples' bytes stay below it). ``max_nodes``: the config's own table cap, if any (a table
-    needs no more than it; the rest of the share goes to the examples). ``replay_games``: the
-    replay window's games, if any: a game keeps no more examples than its part of the window's
-    share holds (bit-packed planes, ``training.replay.bytes_per_example``), so the window stays
-    within ``REPLAY_SHARE`` of the cap."""
+    needs no more than it; the rest of the share goes to the examples)."""
     from search_ext.descent_core import BYTES_PER_STATE
-    from training.replay import bytes_per_example
     h, w, c = info.planes_shape
     enc = h * w * c * 4
     cap = int(memory_mb * 2 ** 20)
-    selfplay = cap - int(cap * REPLAY_SHARE) - net_bytes
+    selfplay = cap - replay_bytes(memory_mb) - net_bytes
     min_nodes = 2 * info.branching + 16
     min_game = 2 * TABLE_HEADROOM * min_nodes * BYTES_PER_STATE
     n = max(1, int(games_in_flight))
@@ -60,9 +61,5 @@ def selfplay_caps(info, games_in_flight: int, memory_mb: float, net_bytes: int =
     nodes = share // 2 // (TABLE_HEADROOM * BYTES_PER_STATE)
     max_nodes = max(min_nodes, nodes if max_nodes is None else min(nodes, int(max_nodes)))
     examples = share - max_nodes * TABLE_HEADROOM * BYTES_PER_STATE
-    if replay_games:
-        per_game = int(cap * REPLAY_SHARE) // int(replay_games)
-        examples = min(examples, max(1, per_game // bytes_per_example(info.planes_shape))
-                       * (enc + 4))
     return {"games_in_flight": n, "max_nodes": int(max_nodes),
             "max_example_bytes": int(examples), "game_share_bytes": int(share)}

@@ -104,12 +104,17 @@ class _Game:
 
 
 class ReplayBuffer:
-    """The examples of the last ``window`` games, in memory (bit-packed), backed by one file per game."""
+    """The examples of the last ``window`` games, in memory (bit-packed), backed by one file per game.
 
-    def __init__(self, directory: Path, window: int, planes_shape):
+    ``max_bytes``: the window's memory cap (the member's ``memory_mb`` share, ``training.memory``):
+    past it the oldest games leave the window, whole (the newest game always stays), so every game
+    in the window keeps all its tree-learning examples."""
+
+    def __init__(self, directory: Path, window: int, planes_shape, max_bytes: int | None = None):
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.window = window
+        self.max_bytes = max_bytes
         self.shape = tuple(int(v) for v in planes_shape)
         self.games: dict[int, _Game] = {}
         self._offsets = None            # (ids, starts) of the games in id order, rebuilt on change
@@ -134,16 +139,27 @@ class ReplayBuffer:
         self._stale.clear()
         self.dir.mkdir(parents=True, exist_ok=True)
         fileio.clean_temp_files(self.dir)        # writes interrupted by a kill (their writer is dead)
-        for gid, path in sorted(self.files().items()):
-            if gid > games_done:
+        files = self.files()
+        held = 0
+        for gid, path in sorted(files.items(), reverse=True):      # newest first: the byte cap
+            if gid > games_done or gid <= games_done - self.window:
                 path.unlink()
                 continue
-            if gid <= games_done - self.window:
-                path.unlink()
+            if self.max_bytes is not None and self.games and held >= self.max_bytes:
+                path.unlink()               # out of the window by its byte cap
                 continue
-            self.games[gid] = self._read(path)
+            game = self._read(path)
+            if self.max_bytes is not None and self.games and held + game.nbytes > self.max_bytes:
+                path.unlink()
+                held = self.max_bytes       # older games are out too: the window stays contiguous
+                continue
+            self.games[gid] = game
+            held += game.nbytes
+        # with a byte cap, games older than the oldest one kept left by the cap (their files went
+        # then): missing are those newer than it, or all when none is left
+        first = min(self.games, default=games_done + 1) if self.max_bytes is not None else 0
         return [g for g in range(max(1, games_done - self.window + 1), games_done + 1)
-                if g not in self.games]
+                if g not in self.games and (g > first or not self.games)]
 
     def _read(self, path: Path) -> _Game:
         from training.network import _H5_ERRORS
@@ -210,9 +226,18 @@ class ReplayBuffer:
                 f.attrs[k] = v
         self.games[game_id] = game
         self._offsets = None
-        for old in [g for g in self.games if g <= game_id - self.window]:
-            del self.games[old]         # out of the window in memory now; its file goes later
-            self._stale.append(old)
+        old = [g for g in self.games if g <= game_id - self.window]
+        if self.max_bytes is not None:      # the oldest games past the byte cap, the newest kept
+            held = sum(g.nbytes for g in self.games.values())
+            for gid in sorted(self.games):
+                if held <= self.max_bytes or gid == game_id:
+                    break
+                if gid not in old:
+                    old.append(gid)
+                held -= self.games[gid].nbytes
+        for gid in old:
+            del self.games[gid]         # out of the window in memory now; its file goes later
+            self._stale.append(gid)
 
     def trim_files(self) -> None:
         """Delete the files of the games that left the window. Called once the state that counts

@@ -500,8 +500,9 @@ class MemberTrainer:
             except (TypeError, ValueError, KeyError) as exc:
                 raise CheckpointError(f"{self.state_path}: meta.counters.rng is not a random "
                                       f"generator state ({exc})") from None
+        from training.memory import replay_bytes
         self.replay = ReplayBuffer(self.mdir / "replay", self.cfg["training"]["replay_games"],
-                                   self.info.planes_shape)
+                                   self.info.planes_shape, replay_bytes(self.options.memory_mb))
         done = self.progress.games_counted()
         missing = self.replay.load(done)
         if missing:
@@ -545,8 +546,7 @@ class MemberTrainer:
         # the member's memory cap (training.memory), shared by the games in flight
         caps = selfplay_caps(self.info, self.in_flight, self.options.memory_mb,
                              network_bytes(self.model),
-                             min(sp["max_nodes"], int(sp["max_mb"] * 2 ** 20 / BYTES_PER_STATE)),
-                             self.cfg["training"]["replay_games"])
+                             min(sp["max_nodes"], int(sp["max_mb"] * 2 ** 20 / BYTES_PER_STATE)))
         self.in_flight = caps["games_in_flight"]
         reporter = ProgressReporter(self.mdir, self.job.member, self.job.budget,
                                     self.options.memory_mb, self.progress.timing,
