@@ -32,8 +32,11 @@ EVAL_CLI = ["--algorithms", "minimax,minibal_plus", "--iterations", "20", "--opp
 
 
 def _descent(*args, cwd=None, env=None, timeout=600):
+    # Ray's variables as they are now: a cluster started in this process after ENV was taken may
+    # have turned token authentication on (RAY_AUTH_MODE), which a driver must use too
+    env = dict(env or ENV, **{k: v for k, v in os.environ.items() if k.startswith("RAY_")})
     return subprocess.run([sys.executable, "-m", "descent", *args], capture_output=True, text=True,
-                          env=env or ENV, cwd=cwd, timeout=timeout)
+                          env=env, cwd=cwd, timeout=timeout)
 
 
 def _rows(db, stages=("rank", "early_vs_final", "evaluate")):
