@@ -1,0 +1,584 @@
+"""Strength against a ladder nobody here wrote (issue 22 item 2): checkpoints against fixed MCTS rungs.
+
+For a game OpenSpiel has at the size we train, the ladder is OpenSpiel's own C++ MCTS bot
+(``pyspiel.MCTSBot`` with a ``pyspiel.RandomRolloutEvaluator``: 1 random rollout per leaf, UCT
+constant 2, solver on, 1000 MB; the settings of OpenSpiel's ``mcts_example``) at fixed simulation
+counts. Its moves are translated into ours and back at every ply, both engines advance in lockstep,
+and every ply checks that both engines have the same player to move and the same set of legal
+moves, that they end together and name the same winner (``LadderMismatch`` otherwise: it fails
+loudly, nothing is scored). Where OpenSpiel lacks the size (reversi 6x6: OpenSpiel's othello is
+8x8 only), the ladder is this project's MCTS (``mcts:iterations=N``, random playouts).
+
+Sizes (checked by the differential tests ``tests/test_breakthrough.py`` and
+``tests/test_havannah.py::test_against_open_spiel``, which compare the legal moves at every ply):
+- ``breakthrough(rows=6,cols=6)`` = OpenSpiel ``breakthrough(rows=6,columns=6)``; OpenSpiel's first
+  player starts on the top rows, so the move text's rows are mirrored.
+- ``havannah(base=4)`` = OpenSpiel ``havannah(board_size=4,swap=true)``: OpenSpiel's ``board_size``
+  is the number of cells on a side (its board is ``2*board_size-1`` = 7 cells across and it has
+  7 x 7 = 49 action ids), our ``base`` likewise; the action ids are the same, except the swap, which
+  OpenSpiel plays by choosing the occupied cell and we by the extra action ``swap``.
+
+Players: the checkpoints, each as ``--agent`` with ``net=PATH`` (default Unbounded Minimax,
+``minimax:iterations=40``), and the rungs. Every pair plays ``--games`` games, seats alternating.
+Rungs also play their neighbours (``--rung-games``), so that the Elo scale is the ladder's own
+(bridge rungs between the ones the checkpoints play, ``--net-rungs``, keep neighbours close enough
+for their games not to be all won or all lost):
+Bradley-Terry ratings (``descent.ratings.fit``, draws half a win) over all games of a game, shifted
+so that the weakest rung (100 simulations) is Elo 0, with 95% intervals from a bootstrap of games
+within each pair. A checkpoint that wins every game keeps a finite rating through the fit's small
+ridge: read it as "at least".
+
+Results go to ``--json`` (default ``bench/results_ladder.json``); games already recorded there are
+not played again, so a killed run reruns with the same command. Written atomically after every
+batch. Usage:
+
+    python bench/bench_ladder.py --game 'breakthrough(rows=6,cols=6)' \\
+        --checkpoints results/training-runs/breakthrough-6x6/checkpoints.json --rungs 100,1000,10000
+    python bench/bench_ladder.py --report          # table, figures, no games
+
+``--checkpoints`` is a JSON list of {"label", "path", "cpu_hours", "games", "examples"} (the files
+``results/training-runs/<game>/checkpoints.json``); ``--net LABEL=PATH`` adds one without metadata.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing as mp
+import os
+import platform
+import sys
+import time
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DEFAULT_JSON = os.path.join(HERE, "results_ladder.json")
+
+# OpenSpiel's mcts_example defaults
+OS_UCT_C = 2.0
+OS_ROLLOUTS = 1
+OS_MAX_MB = 1000
+OS_SOLVE = True
+
+# our spec -> (OpenSpiel game name, parameters) or None (ladder: this project's MCTS)
+OPENSPIEL = {
+    "breakthrough(rows=6,cols=6)": ("breakthrough", {"rows": 6, "columns": 6}),
+    "havannah(base=4)": ("havannah", {"board_size": 4, "swap": True}),
+    "reversi(size=6)": None,
+}
+SLUGS = {"breakthrough(rows=6,cols=6)": "breakthrough-6x6", "havannah(base=4)": "havannah-base4",
+         "reversi(size=6)": "reversi-6x6"}
+
+
+class LadderMismatch(RuntimeError):
+    """The two engines disagree (legal moves, player to move, end or winner): nothing is scored."""
+
+
+# ---- move translation ----------------------------------------------------------------------------
+
+def _flip_square(name: str, rows: int) -> str:
+    return name[0] + str(rows + 1 - int(name[1:]))
+
+
+def breakthrough_os_to_ours(text: str, rows: int) -> str:
+    """OpenSpiel's breakthrough move text ('a5b4', a capture suffixed '*') in our notation: OpenSpiel's
+    first player starts on the top rows, ours on the bottom, so the row numbers are mirrored."""
+    t = text.rstrip("*")
+    k = 1 + next(i for i, ch in enumerate(t[1:]) if ch.isalpha())
+    return _flip_square(t[:k], rows) + _flip_square(t[k:], rows)
+
+
+def legal_map(spec: str, ours, ref) -> dict:
+    """{our action: OpenSpiel action} for the position both engines are in, after checking that
+    they agree on the player to move and on the legal moves (``LadderMismatch`` otherwise)."""
+    where = f"{spec} at ply {ours.ply} ({ours.position()})"
+    if ref.current_player() != ours.to_move:
+        raise LadderMismatch(f"{where}: OpenSpiel has player {ref.current_player()} to move, we have "
+                             f"{ours.to_move}")
+    os_legal = list(ref.legal_actions())
+    mine = ours.legal_actions_list()
+    if spec.startswith("breakthrough"):
+        rows = ours.game.params["rows"]
+        by_text = {}
+        for a in os_legal:
+            by_text[breakthrough_os_to_ours(ref.action_to_string(ref.current_player(), a), rows)] = a
+        mapping = {}
+        for a in mine:
+            text = ours.move_to_str(a)
+            if text not in by_text:
+                raise LadderMismatch(f"{where}: our move {text} is not legal in OpenSpiel")
+            mapping[a] = by_text[text]
+    elif spec.startswith("havannah"):
+        swap_id = ours.game.num_actions - 1
+        first = ours.move_stack[0] if ours.ply == 1 else None
+        mapping = {a: (first if a == swap_id else a) for a in mine}
+    else:
+        raise LadderMismatch(f"{spec}: no translation to OpenSpiel")
+    if sorted(mapping.values()) != sorted(os_legal) or len(set(mapping.values())) != len(mapping):
+        raise LadderMismatch(f"{where}: legal moves differ: ours {sorted(mapping.values())}, "
+                             f"OpenSpiel {sorted(os_legal)}")
+    return mapping
+
+
+def _os_winner(ref):
+    r = ref.returns()
+    return None if r[0] == r[1] else (0 if r[0] > r[1] else 1)
+
+
+# ---- players -------------------------------------------------------------------------------------
+
+def player_label_kind(label: str) -> str:
+    return "rung" if label.startswith("mcts") else "net"
+
+
+class _OSBot:
+    """OpenSpiel's C++ MCTS bot, a fresh one per game (seeded)."""
+
+    def __init__(self, os_game, sims: int):
+        self.os_game, self.sims, self.bot = os_game, sims, None
+
+    def reset(self, seed: int):
+        import pyspiel
+        ev = pyspiel.RandomRolloutEvaluator(OS_ROLLOUTS, seed)
+        self.bot = pyspiel.MCTSBot(self.os_game, ev, OS_UCT_C, self.sims, OS_MAX_MB, OS_SOLVE, seed, False)
+
+    def choose_os(self, ref) -> int:
+        return self.bot.step(ref)
+
+
+class _Worker:
+    """The per-process cache of agents and OpenSpiel games."""
+
+    def __init__(self):
+        self.agents, self.os_games = {}, {}
+
+    def os_game(self, spec):
+        if spec not in self.os_games:
+            import pyspiel
+            name, params = OPENSPIEL[spec]
+            self.os_games[spec] = pyspiel.load_game(name, params)
+        return self.os_games[spec]
+
+    def player(self, spec: str, player: dict):
+        key = (spec, player["label"])
+        if key not in self.agents:
+            if player["kind"] == "rung" and OPENSPIEL.get(spec):
+                self.agents[key] = _OSBot(self.os_game(spec), player["sims"])
+            else:
+                from descent.networks import make_agent
+                self.agents[key] = make_agent(player["agent"], spec)
+        return self.agents[key]
+
+
+_WORKER = None
+
+
+def play_game(spec: str, a: dict, b: dict, a_seat: int, seed: int) -> dict:
+    """One game of player ``a`` (seat ``a_seat``) against ``b``; the score is ``a``'s (1, 1/2, 0).
+    With an OpenSpiel player both engines advance together and are checked at every ply."""
+    global _WORKER
+    import games
+    if _WORKER is None:
+        _WORKER = _Worker()
+    pa, pb = _WORKER.player(spec, a), _WORKER.player(spec, b)
+    for i, p in enumerate((pa, pb)):
+        p.reset(seed * 2 + i)
+    uses_os = isinstance(pa, _OSBot) or isinstance(pb, _OSBot)
+    ours = games.new_state(spec)
+    ref = _WORKER.os_game(spec).new_initial_state() if uses_os else None
+    by_seat = {a_seat: pa, 1 - a_seat: pb}
+    while True:
+        over = ours.is_game_over()
+        if ref is not None and ref.is_terminal() != over:
+            raise LadderMismatch(f"{spec} at ply {ours.ply}: game over in {'ours' if over else 'OpenSpiel'} "
+                                 f"only ({ours.position()})")
+        if over:
+            break
+        p = by_seat[ours.to_move]
+        if ref is None:
+            ours.push(p.choose(ours))
+            continue
+        mapping = legal_map(spec, ours, ref)
+        if isinstance(p, _OSBot):
+            os_action = p.choose_os(ref)
+            back = [k for k, v in mapping.items() if v == os_action]
+            if len(back) != 1:
+                raise LadderMismatch(f"{spec} at ply {ours.ply}: OpenSpiel's move {os_action} has no "
+                                     f"legal twin here")
+            action = back[0]
+        else:
+            action = p.choose(ours)
+            if action not in mapping:
+                raise LadderMismatch(f"{spec} at ply {ours.ply}: our move {action} is not legal")
+            os_action = mapping[action]
+        ours.push(action)
+        ref.apply_action(os_action)
+    winner = ours.outcome().winner
+    if ref is not None and _os_winner(ref) != winner:
+        raise LadderMismatch(f"{spec}: the winners differ: ours {winner}, OpenSpiel {_os_winner(ref)} "
+                             f"({ours.position()})")
+    score = 0.5 if winner is None else (1.0 if winner == a_seat else 0.0)
+    return {"score": score, "a_seat": a_seat, "plies": ours.ply, "winner": winner}
+
+
+def _task(args):
+    spec, a, b, index, seed = args
+    t0 = time.perf_counter()
+    rec = play_game(spec, a, b, index % 2, seed)
+    rec.update(index=index, seconds=round(time.perf_counter() - t0, 3))
+    return a["label"], b["label"], rec
+
+
+# ---- the schedule and the results file -------------------------------------------------------------
+
+def rung_player(spec: str, sims: int) -> dict:
+    label = f"mcts{sims}"
+    if OPENSPIEL.get(spec):
+        return {"label": label, "kind": "rung", "sims": sims,
+                "engine": f"OpenSpiel MCTSBot, {sims} simulations, random rollouts"}
+    return {"label": label, "kind": "rung", "sims": sims, "agent": f"mcts:iterations={sims}",
+            "engine": f"this project's MCTS (mcts:iterations={sims}), random playouts"}
+
+
+def net_player(label: str, path: str, agent: str, meta: dict | None = None) -> dict:
+    sep = "," if ":" in agent else ":"
+    p = {"label": label, "kind": "net", "path": path, "agent": f"{agent}{sep}net={path}"}
+    for k in ("cpu_hours", "games", "examples", "train_seconds", "milestone"):
+        if meta and k in meta:
+            p[k] = meta[k]
+    return p
+
+
+def pair_key(a: str, b: str) -> str:
+    return f"{a}|{b}"
+
+
+def load_results(path: str) -> dict:
+    if os.path.exists(path):
+        with open(path) as f:
+            return json.load(f)
+    return {"games": {}}
+
+
+def save_results(path: str, data: dict) -> None:
+    """Merge ``data`` into the file (games recorded by another run of this script since it was read
+    are kept: two games can be laddered at once) and write it atomically; ``data`` becomes the
+    merged record."""
+    from training import fileio
+    lock = os.path.join(os.path.dirname(os.path.abspath(path)), "results",
+                        os.path.basename(path) + ".lock")            # bench/results/ is not tracked
+    with fileio.FileLock(lock, timeout=None):
+        disk = load_results(path)
+        for spec, entry in data["games"].items():
+            old = disk["games"].get(spec)
+            if old is None:
+                continue
+            for label, p in old["players"].items():
+                entry["players"].setdefault(label, p)
+            for key, recs in old["matches"].items():
+                mine = entry["matches"].setdefault(key, [])
+                have = {r["index"] for r in mine}
+                mine.extend(r for r in recs if r["index"] not in have)
+                mine.sort(key=lambda r: r["index"])
+        for spec, entry in disk["games"].items():
+            data["games"].setdefault(spec, entry)
+        fileio.write_json(path, data)
+
+
+def seed_of(spec: str, a: str, b: str, index: int) -> int:
+    return zlib.crc32(f"{spec}|{a}|{b}|{index}".encode()) & 0x3FFFFFFF   # seed * 2 + 1 fits an int32
+
+
+def schedule(entry: dict, spec: str, pairs, n_games: int):
+    tasks = []
+    for a, b in pairs:
+        done = {r["index"] for r in entry["matches"].get(pair_key(a["label"], b["label"]), [])}
+        for i in range(n_games):
+            if i not in done:
+                tasks.append((spec, a, b, i, seed_of(spec, a["label"], b["label"], i)))
+    return tasks
+
+
+def run_tasks(path: str, data: dict, spec: str, tasks, workers: int) -> None:
+    entry = data["games"][spec]
+    if not tasks:
+        return
+    print(f"{spec}: {len(tasks)} game(s) to play on {workers} worker(s)", flush=True)
+    last_save = time.monotonic()
+    ctx = mp.get_context("spawn")
+    done = 0
+    with ctx.Pool(workers, maxtasksperchild=None) as pool:
+        for a, b, rec in pool.imap_unordered(_task, tasks):
+            entry["matches"].setdefault(pair_key(a, b), []).append(rec)
+            done += 1
+            if time.monotonic() - last_save > 20 or done == len(tasks):
+                entry["matches"][pair_key(a, b)].sort(key=lambda r: r["index"])
+                save_results(path, data)
+                last_save = time.monotonic()
+                print(f"  {done}/{len(tasks)} ({a} vs {b}: {rec['score']})", flush=True)
+    for k in entry["matches"]:
+        entry["matches"][k].sort(key=lambda r: r["index"])
+    save_results(path, data)
+
+
+# ---- ratings --------------------------------------------------------------------------------------
+
+def elo_table(entry: dict, boot: int = 500, seed: int = 0) -> dict:
+    """Bradley-Terry Elo of every player of one game, the weakest rung at 0, with bootstrap 95%
+    intervals (games resampled within each pair)."""
+    import numpy as np
+    from descent.ratings import ELO, fit
+    labels = list(entry["players"])
+    idx = {l: i for i, l in enumerate(labels)}
+    rungs = sorted((p for p in entry["players"].values() if p["kind"] == "rung"), key=lambda p: p["sims"])
+    anchor = idx[rungs[0]["label"]]
+    pairs = [(idx[k.split("|")[0]], idx[k.split("|")[1]], [r["score"] for r in v])
+             for k, v in entry["matches"].items() if v]
+    if not pairs:
+        return {}
+
+    def solve(pp):
+        r, _ = fit(len(labels), [(i, j, s) for i, j, ss in pp for s in ss])
+        return (r - r[anchor]) * ELO
+
+    point = solve(pairs)
+    rng = np.random.default_rng(seed)
+    samples = np.array([solve([(i, j, list(rng.choice(ss, len(ss)))) for i, j, ss in pairs])
+                        for _ in range(boot)])
+    lo, hi = np.percentile(samples, [2.5, 97.5], axis=0)
+    played = {l for k in entry["matches"] for l in k.split("|")}
+    return {l: {"elo": round(float(point[i]), 1), "lo": round(float(lo[i]), 1), "hi": round(float(hi[i]), 1)}
+            for l, i in idx.items() if l in played}
+
+
+def pair_rows(entry: dict) -> list[dict]:
+    from descent.stats import cluster_interval
+    rows = []
+    for k, recs in entry["matches"].items():
+        if not recs:
+            continue
+        a, b = k.split("|")
+        scores = [r["score"] for r in recs]
+        ci = cluster_interval(scores, lo=0.0, hi=1.0)
+        rows.append({"a": a, "b": b, "games": len(scores), "score": round(ci.mean, 4),
+                     "low": round(ci.low, 4), "high": round(ci.high, 4),
+                     "wins": sum(s == 1 for s in scores), "draws": sum(s == 0.5 for s in scores),
+                     "losses": sum(s == 0 for s in scores),
+                     "seconds_per_game": round(sum(r["seconds"] for r in recs) / len(recs), 2)})
+    return rows
+
+
+def report(data: dict, figures: str | None) -> str:
+    out = []
+    for spec, entry in data["games"].items():
+        entry["elo"] = elo_table(entry)
+        entry["pairs"] = pair_rows(entry)
+        out.append(f"\n### {spec}\n\nLadder: {entry['ladder']}. Anchor: {entry['anchor']} = Elo 0. "
+                   f"Checkpoints play `{entry['agent']}`.\n")
+        played = [r for r in _rungs(entry) if any(k.endswith("|" + r["label"]) and not k.startswith("mcts")
+                                                   for k in entry["matches"])]
+        out.append("| checkpoint | CPU-hours | games | examples | " +
+                   " | ".join(f"score vs {p['label']}" for p in played) + " | Elo [95%] |")
+        out.append("|---" * (5 + len(played)) + "|")
+        for p in _nets(entry):
+            cells = []
+            for r in played:
+                row = next((x for x in entry["pairs"] if x["a"] == p["label"] and x["b"] == r["label"]), None)
+                cells.append("—" if row is None else
+                             f"{row['score']:.2f} [{row['low']:.2f}, {row['high']:.2f}] ({row['games']})")
+            e = entry["elo"].get(p["label"])
+            elo = "—" if e is None else f"{e['elo']:+.0f} [{e['lo']:+.0f}, {e['hi']:+.0f}]"
+            out.append(f"| {p['label']} | {_num(p.get('cpu_hours'), 3)} | {_num(p.get('games'))} | "
+                       f"{_num(p.get('examples'))} | " + " | ".join(cells) + f" | {elo} |")
+        rr = [x for x in entry["pairs"] if x["a"].startswith("mcts")]
+        if rr:
+            out.append("\nRungs: " + "; ".join(
+                f"{x['a']} vs {x['b']} {x['score']:.2f} [{x['low']:.2f}, {x['high']:.2f}] ({x['games']} games)"
+                for x in rr) + ". Rung Elo: " + ", ".join(
+                f"{r['label']} {entry['elo'][r['label']]['elo']:+.0f}" for r in _rungs(entry)
+                if r["label"] in entry["elo"]) + ".")
+    if figures:
+        _figures(data, figures)
+    return "\n".join(out)
+
+
+def _num(x, digits=None):
+    if x is None:
+        return "—"
+    if digits is not None:
+        return f"{x:.{digits}f}"
+    return f"{x:,}"
+
+
+def _rungs(entry):
+    return sorted((p for p in entry["players"].values() if p["kind"] == "rung"), key=lambda p: p["sims"])
+
+
+def _nets(entry):
+    return sorted((p for p in entry["players"].values() if p["kind"] == "net"),
+                  key=lambda p: (p.get("cpu_hours") or 0, p["label"]))
+
+
+def _figures(data: dict, folder: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    os.makedirs(folder, exist_ok=True)
+    specs = list(data["games"])
+    fig, axes = plt.subplots(1, len(specs), figsize=(5 * len(specs), 4), squeeze=False)
+    for ax, spec in zip(axes[0], specs):
+        entry = data["games"][spec]
+        nets = [p for p in _nets(entry) if p["label"] in entry["elo"] and p.get("cpu_hours") is not None]
+        members = sorted({p.get("member", 0) for p in nets})
+        for m in members:
+            pts = [p for p in nets if p.get("member", 0) == m]
+            x = [p["cpu_hours"] for p in pts]
+            y = [entry["elo"][p["label"]]["elo"] for p in pts]
+            lo = [y[i] - entry["elo"][p["label"]]["lo"] for i, p in enumerate(pts)]
+            hi = [entry["elo"][p["label"]]["hi"] - y[i] for i, p in enumerate(pts)]
+            ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=3, label=f"member {m}")
+        played = {k.split("|")[1] for k in entry["matches"] if not k.startswith("mcts")}
+        for r in _rungs(entry):
+            if r["label"] in entry["elo"]:
+                e = entry["elo"][r["label"]]["elo"]
+                main_rung = r["label"] in played
+                ax.axhline(e, color="grey", ls=":" if main_rung else (0, (1, 4)), lw=1 if main_rung else 0.6)
+                if main_rung:
+                    ax.text(ax.get_xlim()[1], e, f"{r['label']} ", va="bottom", ha="right", fontsize=8,
+                            color="grey")
+        ax.set_title(spec)
+        ax.set_xlabel("CPU-hours of training")
+        ax.set_ylabel(f"Elo ({entry['anchor']} = 0; dotted: rungs)")
+        if nets:
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(folder, "ladder_elo_cpu_hours.png"), dpi=110)
+    plt.close(fig)
+
+
+def fill_cards(data: dict, echo=print) -> int:
+    """Write each shipped network's Elo (and the measured CPU-hours of its checkpoint) into its model
+    card (``checkpoints/shipped/<game>/card.json``), matching networks by the sha256 of their
+    weights; returns the number of networks filled."""
+    from descent import shipped
+    from training import fileio
+    filled = 0
+    for spec, entry in data["games"].items():
+        found = shipped.find(spec)
+        if found is None:
+            continue
+        d, card = found
+        by_sha = {}
+        for p in entry["players"].values():
+            if p["kind"] == "net" and os.path.isfile(os.path.join(ROOT, p["path"])):
+                by_sha[shipped.sha256(os.path.join(ROOT, p["path"]))] = p
+        for role, net in card["networks"].items():
+            p = by_sha.get(net["sha256"])
+            if p is None or p["label"] not in entry.get("elo", {}):
+                continue
+            e = entry["elo"][p["label"]]
+            net["elo"] = {"elo": e["elo"], "low": e["lo"], "high": e["hi"], "anchor": f"{entry['anchor']} = 0",
+                          "ladder": entry["ladder"], "agent": entry["agent"],
+                          "scores": {x["b"]: [x["score"], x["low"], x["high"], x["games"]] for x in entry["pairs"]
+                                     if x["a"] == p["label"]},
+                          "source": "bench/results_ladder.json (bench/bench_ladder.py)"}
+            if p.get("cpu_hours") is not None:
+                net["cpu_hours"] = p["cpu_hours"]       # measured: user+sys of the training process tree
+            filled += 1
+        fileio.write_json(d / shipped.CARD_FILE, card)
+        shipped.verify(d)
+        echo(f"{spec}: Elo written into {d / shipped.CARD_FILE}")
+    return filled
+
+
+# ---- main -----------------------------------------------------------------------------------------
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--game", choices=sorted(OPENSPIEL), help="the game (its ladder follows)")
+    ap.add_argument("--checkpoints", help="JSON list of {label, path, cpu_hours, games, examples}")
+    ap.add_argument("--net", action="append", default=[], help="LABEL=PATH (repeatable)")
+    ap.add_argument("--only", default="", help="comma-separated labels of --checkpoints to play")
+    ap.add_argument("--agent", default="minimax:iterations=40", help="how a checkpoint plays (net= added)")
+    ap.add_argument("--rungs", default="100,1000", help="simulation counts of the ladder's rungs")
+    ap.add_argument("--net-rungs", default=None, help="the rungs the checkpoints play (default: all); "
+                    "the others only bridge neighbouring rungs whose games are too one-sided to rate")
+    ap.add_argument("--games", type=int, default=20, help="games per checkpoint and rung (seats alternate)")
+    ap.add_argument("--rung-games", type=int, default=20, help="games between neighbouring rungs")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--json", default=DEFAULT_JSON)
+    ap.add_argument("--figures", default=os.path.join(HERE, "figures"))
+    ap.add_argument("--report", action="store_true", help="only rate, print the tables, draw the figure")
+    ap.add_argument("--cards", action="store_true", help="also write the Elo into the shipped model cards")
+    args = ap.parse_args(argv)
+
+    data = load_results(args.json)
+    if not args.report:
+        if not args.game:
+            ap.error("--game is needed (or --report)")
+        spec = args.game
+        os_version = None
+        if OPENSPIEL[spec]:
+            from importlib.metadata import version
+            os_version = version("open_spiel")
+        entry = data["games"].setdefault(spec, {"players": {}, "matches": {}})
+        if OPENSPIEL[spec]:
+            name, params = OPENSPIEL[spec]
+            entry["ladder"] = (f"OpenSpiel {os_version} {name}({', '.join(f'{k}={v}' for k, v in params.items())}) "
+                               f"C++ MCTSBot, random rollouts ({OS_ROLLOUTS} per leaf), uct_c={OS_UCT_C}, "
+                               f"solve={OS_SOLVE}, {OS_MAX_MB} MB")
+        else:
+            entry["ladder"] = ("this project's MCTS (UCT, c=sqrt 2, random playouts) at fixed iterations "
+                               "(OpenSpiel's othello is 8x8 only)")
+        if entry.get("agent", args.agent) != args.agent:
+            print(f"error: {spec} was played with --agent {entry['agent']!r}; a new agent needs a new --json",
+                  file=sys.stderr)
+            return 2
+        entry["agent"] = args.agent
+        rungs = [rung_player(spec, int(x)) for x in args.rungs.split(",") if x]
+        entry["anchor"] = f"mcts{min([int(x) for x in args.rungs.split(',')] + [p['sims'] for p in _rungs(entry)])}"
+        nets = []
+        if args.checkpoints:
+            with open(args.checkpoints) as f:
+                listed = json.load(f)
+            only = set(filter(None, args.only.split(",")))
+            base = os.path.dirname(os.path.abspath(args.checkpoints))
+            for c in listed:
+                if (only and c["label"] not in only) or (not only and c.get("milestone") is None):
+                    continue            # latest.h5 only when named: it is the last milestone's network
+                path = c["path"] if os.path.isabs(c["path"]) else os.path.join(base, c["path"])
+                nets.append(net_player(c["label"], os.path.relpath(path, ROOT), args.agent, c))
+                nets[-1].update({k: c[k] for k in ("member",) if k in c})
+        for item in args.net:
+            label, _, path = item.partition("=")
+            nets.append(net_player(label, path, args.agent))
+        for p in rungs + nets:
+            entry["players"][p["label"]] = p
+        rungs.sort(key=lambda r: r["sims"])
+        net_rungs = rungs if args.net_rungs is None else [rung_player(spec, int(x)) for x in
+                                                           args.net_rungs.split(",") if x]
+        for p in net_rungs:
+            entry["players"].setdefault(p["label"], p)
+        pairs = [(rungs[i], rungs[i + 1]) for i in range(len(rungs) - 1)]
+        tasks = schedule(entry, spec, pairs, args.rung_games)
+        tasks += schedule(entry, spec, [(n, r) for n in nets for r in net_rungs], args.games)
+        data.setdefault("meta", {}).update({
+            "python": sys.version.split()[0], "platform": platform.platform(),
+            "processor": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
+            "open_spiel": os_version or data.get("meta", {}).get("open_spiel"),
+            "date": time.strftime("%Y-%m-%d")})
+        t0 = time.time()
+        run_tasks(args.json, data, spec, tasks, args.workers)
+        print(f"{spec}: played in {time.time() - t0:.0f} s", flush=True)
+    print(report(data, args.figures))
+    save_results(args.json, data)
+    if args.cards:
+        fill_cards(data)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

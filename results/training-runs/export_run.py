@@ -1,0 +1,79 @@
+"""Copy a training run's networks (not its replay window) into results/training-runs/<slug>/ and
+write checkpoints.json: per checkpoint its games, examples, training seconds and CPU-hours.
+
+    python results/training-runs/export_run.py RUN_DIR SLUG --cpu CPU.json [--cpu-before H]
+
+``untrained.weights.h5`` in the folder (the config's architecture, ``build_model(seed=0)``, never
+trained) is listed first, at 0 CPU-hours. Copied per member: latest.h5 (weights, optimizer, counters: enough to resume), every
+milestone_<D>.weights.h5 and .json, status.json and log.jsonl; and run.json. Not copied: replay/
+(a resume without it continues from the weights), tensorboard/, .lock.
+
+``--cpu`` is a JSON object {"member_NN/milestone_<D>.json": {"cpu_s": S}, ...} (CPU seconds,
+user+sys of the training process tree, when that file appeared) plus optionally {"total_cpu_s": S}
+for latest.h5; ``--cpu-before`` adds the CPU-hours of earlier sessions of the same run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("run_dir")
+    ap.add_argument("slug")
+    ap.add_argument("--cpu", help="CPU seconds per milestone file (JSON)")
+    ap.add_argument("--cpu-before", type=float, default=0.0, help="CPU-hours of earlier sessions")
+    ap.add_argument("--session", default="", help="a note on where and when (README, checkpoints.json)")
+    args = ap.parse_args(argv)
+    run, out = Path(args.run_dir), HERE / args.slug
+    if not (run / "run.json").is_file():
+        print(f"error: {run}: not a run directory (no run.json)", file=sys.stderr)
+        return 2
+    cpu = json.loads(Path(args.cpu).read_text()) if args.cpu else {}
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(run / "run.json", out / "run.json")
+    rows = []
+    if (out / "untrained.weights.h5").is_file():      # the architecture with initial weights: CPU 0
+        rows.append({"label": "untrained", "member": 0, "milestone": "untrained", "path": "untrained.weights.h5",
+                     "games": 0, "examples": 0, "train_seconds": 0.0, "cpu_hours": 0.0})
+    for member in sorted(run.glob("member_*")):
+        dest = out / member.name
+        dest.mkdir(exist_ok=True)
+        for name in ("latest.h5", "status.json", "log.jsonl"):
+            if (member / name).is_file():
+                shutil.copy2(member / name, dest / name)
+        status = json.loads((member / "status.json").read_text()) if (member / "status.json").is_file() else {}
+        for js in sorted(member.glob("milestone_*.json"), key=lambda p: json.loads(p.read_text())["train_seconds"]):
+            meta = json.loads(js.read_text())
+            weights = js.with_suffix(".weights.h5")
+            shutil.copy2(js, dest / js.name)
+            shutil.copy2(weights, dest / weights.name)
+            c = cpu.get(f"{member.name}/{js.name}")
+            rows.append({"label": f"m{int(member.name[7:])}-{meta['milestone']}", "member": int(member.name[7:]),
+                         "milestone": meta["milestone"], "path": f"{member.name}/{weights.name}",
+                         "games": meta["games"], "examples": meta["examples"],
+                         "train_seconds": round(meta["train_seconds"], 1),
+                         "cpu_hours": None if c is None else round(args.cpu_before + c["cpu_s"] / 3600, 4)})
+        if status:
+            total = cpu.get(f"{member.name}/total_cpu_s")
+            rows.append({"label": f"m{int(member.name[7:])}-latest", "member": int(member.name[7:]),
+                         "milestone": None, "path": f"{member.name}/latest.h5", "games": status.get("games"),
+                         "examples": status.get("examples"),
+                         "train_seconds": round(status.get("train_seconds", 0.0), 1),
+                         "cpu_hours": None if total is None else round(args.cpu_before + total / 3600, 4)})
+    from training import fileio
+    fileio.write_json(out / "checkpoints.json", rows, indent=1, sort_keys=False)
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    print(f"{out}: {len(rows)} checkpoint(s), {size / 2**20:.2f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

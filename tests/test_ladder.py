@@ -1,0 +1,70 @@
+"""bench/bench_ladder.py: games against OpenSpiel's MCTS bot are legal and complete in both engines,
+the two engines agree on the end and the winner, and a disagreement fails loudly."""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+
+pytest.importorskip("pyspiel")
+import bench_ladder as bl  # noqa: E402
+
+
+@pytest.mark.parametrize("spec", ["breakthrough(rows=6,cols=6)", "havannah(base=4)"])
+@pytest.mark.parametrize("seat", [0, 1])
+def test_games_against_openspiel_are_legal_and_agree(spec, seat):
+    ours = {"label": "random", "kind": "net", "agent": "random"}
+    rung = bl.rung_player(spec, 10)
+    rec = bl.play_game(spec, ours, rung, seat, seed=7 + seat)   # checks every ply, raises on mismatch
+    assert rec["score"] in (0.0, 0.5, 1.0) and rec["plies"] > 0 and rec["a_seat"] == seat
+    # the same seed replays the same game
+    assert bl.play_game(spec, ours, rung, seat, seed=7 + seat) == rec
+
+
+def test_rung_against_rung_and_our_mcts_ladder():
+    spec = "breakthrough(rows=6,cols=6)"
+    rec = bl.play_game(spec, bl.rung_player(spec, 10), bl.rung_player(spec, 20), 0, seed=1)
+    assert rec["winner"] in (0, 1)
+    rung = bl.rung_player("reversi(size=6)", 10)      # no OpenSpiel twin: our MCTS
+    assert rung["agent"] == "mcts:iterations=10"
+    rec = bl.play_game("reversi(size=6)", {"label": "r", "kind": "net", "agent": "random"}, rung, 1, 3)
+    assert rec["plies"] > 0
+
+
+def test_move_translation_mismatch_fails_loudly():
+    import games
+    import pyspiel
+    spec = "breakthrough(rows=6,cols=6)"
+    ours = games.new_state(spec)
+    ref = pyspiel.load_game("breakthrough", {"rows": 6, "columns": 6}).new_initial_state()
+    mapping = bl.legal_map(spec, ours, ref)
+    assert len(mapping) == len(ref.legal_actions())
+    a = next(iter(mapping))
+    ours.push(a)                               # only our engine moves: the players to move differ
+    with pytest.raises(bl.LadderMismatch, match="to move"):
+        bl.legal_map(spec, ours, ref)
+    spec = "havannah(base=4)"                  # each engine plays another cell: the legal moves differ
+    ours = games.new_state(spec)
+    ref = pyspiel.load_game("havannah", {"board_size": 4, "swap": True}).new_initial_state()
+    first, second, third = sorted(bl.legal_map(spec, ours, ref))[:3]
+    ours.push(first)
+    ref.apply_action(second)
+    ours.push(third)                          # (after one stone both sides may take any cell: swap)
+    ref.apply_action(third)
+    with pytest.raises(bl.LadderMismatch, match="legal moves differ"):
+        bl.legal_map(spec, ours, ref)
+
+
+def test_elo_anchor_is_the_weakest_rung():
+    entry = {"players": {"mcts10": {"label": "mcts10", "kind": "rung", "sims": 10},
+                         "mcts100": {"label": "mcts100", "kind": "rung", "sims": 100},
+                         "net": {"label": "net", "kind": "net"}},
+             "matches": {"mcts10|mcts100": [{"score": s, "index": i, "seconds": 0}
+                                            for i, s in enumerate([0, 0, 0, 1, 0, 0.5, 0, 0])],
+                         "net|mcts100": [{"score": s, "index": i, "seconds": 0}
+                                         for i, s in enumerate([1, 1, 0, 1, 1, 0.5, 1, 0])]}}
+    elo = bl.elo_table(entry, boot=50)
+    assert elo["mcts10"]["elo"] == 0.0
+    assert 0 < elo["mcts100"]["elo"] < elo["net"]["elo"]
+    assert elo["net"]["lo"] <= elo["net"]["elo"] <= elo["net"]["hi"]
