@@ -51,10 +51,11 @@ def test_resume_keeps_the_newest_games_within_the_cap(tmp_path):
     assert again.load(6) == [] and sorted(again.games) == [5, 6]    # nor on the next resume
     assert sorted(replay.games) == [5, 6]
     assert sorted(replay.files()) == [5, 6]
-    # a file missing among the newest is reported; the window stays contiguous below the cap
+    # a file missing among the newest is reported, and game 4, for which the window has room now;
+    # the window stays contiguous below the cap
     (tmp_path / "r" / "g00000006.h5").unlink()
     replay = ReplayBuffer(tmp_path / "r", 100, SHAPE, max_bytes=cap)
-    assert replay.load(6) == [6]
+    assert replay.load(6) == [4, 6]
     assert sorted(replay.games) == [5]
     # without its files at all (a run moved without them): every game of the window is missing
     for p in (tmp_path / "r").glob("g*.h5"):

@@ -155,11 +155,22 @@ class ReplayBuffer:
                 continue
             self.games[gid] = game
             held += game.nbytes
-        # with a byte cap, games older than the oldest one kept left by the cap (their files went
-        # then): missing are those newer than it, or all when none is left
+        # with a byte cap, games older than the oldest one kept may have left by the cap (their
+        # files went then): missing are those newer than it, and the older ones the window would
+        # still have room for (at the kept games' mean size)
+        lo = max(1, games_done - self.window + 1)
         first = min(self.games, default=games_done + 1) if self.max_bytes is not None else 0
-        return [g for g in range(max(1, games_done - self.window + 1), games_done + 1)
-                if g not in self.games and (g > first or not self.games)]
+        missing = [g for g in range(lo, games_done + 1)
+                   if g not in self.games and (g > first or not self.games)]
+        if self.max_bytes is not None and self.games:
+            kept = sum(g.nbytes for g in self.games.values())
+            mean, room = kept / len(self.games), self.max_bytes - kept
+            for g in range(first - 1, lo - 1, -1):
+                if room < mean:
+                    break
+                missing.append(g)
+                room -= mean
+        return sorted(missing)
 
     def _read(self, path: Path) -> _Game:
         from training.network import _H5_ERRORS
