@@ -558,12 +558,20 @@ def ray_runner(address: str | None, ship: bool = False, ship_replay: bool = Fals
 
 
 def _driver_actor_options(ray) -> dict:
-    """A helper actor's options: no CPU, on the driver's node when it can (a worker node may go)."""
+    """A helper actor's options: no CPU, on the head node (the cluster's own, whose loss ends the
+    cluster anyway), else on the driver's node if it is alive: never on a worker node that may go.
+    (The driver's node alone is not enough: a driver attached to a worker node's raylet that died
+    since would have its actor placed anywhere.)"""
     options = {"num_cpus": 0}
     try:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-        options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(
-            ray.get_runtime_context().get_node_id(), soft=True)
+        alive = [n for n in ray.nodes() if n.get("Alive")]
+        mine = ray.get_runtime_context().get_node_id()
+        head = next((n["NodeID"] for n in alive
+                     if "node:__internal_head__" in n.get("Resources", {})), None)
+        target = head or next((n["NodeID"] for n in alive if n["NodeID"] == mine), None)
+        if target is not None:
+            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(target, soft=True)
     except Exception:        # a client connection or an older Ray: anywhere
         pass
     return options
