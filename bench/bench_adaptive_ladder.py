@@ -1,0 +1,145 @@
+"""The adaptive level against the ladder of issue 22 item 2 as simulated players (issue 22 item 5).
+
+Each simulated player is OpenSpiel's MCTS bot with random rollouts at a fixed simulation count
+(``bench_ladder``'s ``_OSBot``, same settings), playing ``--games`` games of
+``breakthrough(rows=6,cols=6)`` against ``Opponent(level="adaptive")`` with the shipped networks and
+calibration (no ``--net``: the shipped fallback; a fresh profile per player in a temporary data
+folder), seats alternating. Both engines advance together and every ply is checked by
+``bench_ladder.legal_map`` (legal moves, player to move, end and winner; ``LadderMismatch``
+otherwise). ``--seeds`` independent fresh profiles per player (seeds 0..N-1) run in ``--workers``
+processes. Reported per player, pooled over the profiles: the adaptive opponent's score (win 1, draw
+1/2, loss 0) over all games and over each profile's second half, each with its 95% radius, and
+whether it lies within 50 +- 10 points; and how often the opponent changed rung. Usage:
+
+    nice -n 10 python bench/bench_adaptive_ladder.py --sims 1000,400,100 --games 40 --seeds 3 \\
+        --json bench/results_adaptive_ladder.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import platform
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from bench_ladder import OPENSPIEL, LadderMismatch, _os_winner, _OSBot, legal_map  # noqa: E402
+
+GAME = "breakthrough(rows=6,cols=6)"
+
+
+def one_player(game: str, sims: int, n_games: int, seed: int, echo=print) -> list[dict]:
+    """``n_games`` games of OpenSpiel MCTS at ``sims`` simulations against one fresh adaptive profile."""
+    import pyspiel
+    from descent.api import Opponent
+    name, params = OPENSPIEL[game]
+    os_game = pyspiel.load_game(name, params)
+    person = _OSBot(os_game, sims)
+    bot = Opponent(game, level="adaptive", player=f"openspiel-mcts{sims}-{seed}", seed=seed)
+    out = []
+    for g in range(n_games):
+        bot.new_game()
+        seat = g % 2
+        person.reset(seed * 100_003 + g)
+        ref = os_game.new_initial_state()
+        its, rung = bot.adaptive.iterations, bot.adaptive.entry["rung"]
+        t0 = time.perf_counter()
+        while not bot.is_over():
+            if ref.is_terminal():
+                raise LadderMismatch(f"{game} at ply {bot.state.ply}: game over in OpenSpiel only")
+            mapping = legal_map(game, bot.state, ref)
+            if bot.state.to_move == seat:
+                os_action = person.choose_os(ref)
+                back = [k for k, v in mapping.items() if v == os_action]
+                if len(back) != 1:
+                    raise LadderMismatch(f"{game} at ply {bot.state.ply}: OpenSpiel's move {os_action} "
+                                         f"has no legal twin here")
+                bot.push(back[0])
+            else:
+                bot.reply()
+                os_action = mapping[bot.state.move_stack[-1]]
+            ref.apply_action(os_action)
+        w = bot.outcome().winner
+        if not ref.is_terminal() or _os_winner(ref) != w:
+            raise LadderMismatch(f"{game}: the ends or winners differ (ours {w})")
+        bot_score = 0.5 if w is None else 0.0 if w == seat else 1.0
+        bot.end_game(seat)
+        rec = {"game": g, "person_seat": seat, "iterations": its, "rung": rung,
+               "rung_label": bot.adaptive.rungs[rung]["label"], "bot_score": bot_score,
+               "plies": bot.state.ply, "seconds": round(time.perf_counter() - t0, 3)}
+        out.append(rec)
+        echo(f"  mcts{sims} game {g + 1}: {rec['rung_label']} iterations={its} score={bot_score} "
+             f"[{rec['seconds']:.1f} s]", flush=True)
+    return out
+
+
+def summary(runs: list[list[dict]]) -> dict:
+    """Pooled over the profiles: all games, and each profile's second half."""
+    from descent.stats import mean_ci
+    res = {}
+    for key, xs in (("all", [g for r in runs for g in r]),
+                    ("second_half", [g for r in runs for g in r[len(r) // 2:]])):
+        m, r = mean_ci([g["bot_score"] for g in xs])
+        res[key] = {"games": len(xs), "score": m, "radius": r, "within_10_points": abs(m - 0.5) <= 0.10}
+    res["final_iterations"] = [r[-1]["iterations"] for r in runs]
+    res["final_rung"] = [r[-1]["rung_label"] for r in runs]
+    res["rung_changes"] = [sum(1 for a, b in zip(r, r[1:]) if a["rung"] != b["rung"]) for r in runs]
+    return res
+
+
+def _task(args):
+    game, sims, n_games, seed = args
+    return sims, seed, one_player(game, sims, n_games, seed, echo=lambda *a, **k: None)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--game", default=GAME, choices=[g for g, v in OPENSPIEL.items() if v])
+    ap.add_argument("--sims", default="100,400,1000", help="simulation counts of the simulated players")
+    ap.add_argument("--games", type=int, default=30, help="games per simulated player and profile (seats alternate)")
+    ap.add_argument("--seeds", type=int, default=1, help="independent fresh profiles per player (seeds 0..N-1)")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args(argv)
+    work = tempfile.mkdtemp(prefix="bench_adaptive_ladder_")
+    os.environ["DESCENT_DATA_DIR"] = os.path.join(work, "data")      # fresh profiles
+    sims_list = [int(s) for s in args.sims.split(",") if s]
+    tasks = [(args.game, sims, args.games, seed) for sims in sims_list for seed in range(args.seeds)]
+    t0 = time.perf_counter()
+    runs: dict = {}
+    with mp.Pool(args.workers) as pool:
+        for sims, seed, run in pool.imap_unordered(_task, tasks):
+            runs.setdefault(sims, {})[seed] = run
+            print(f"  mcts{sims} profile {seed}: {len(run)} games, adaptive's score "
+                  f"{100 * sum(g['bot_score'] for g in run) / len(run):.1f}%  [{time.perf_counter() - t0:.0f} s]",
+                  flush=True)
+    out = {"game": args.game, "games_per_profile": args.games, "profiles": args.seeds, "players": {},
+           "machine": platform.platform(), "python": platform.python_version(),
+           "seconds": time.perf_counter() - t0}
+    for sims in sims_list:
+        label, rs = f"mcts{sims}", [runs[sims][s] for s in range(args.seeds)]
+        res = summary(rs)
+        out["players"][label] = {"person": f"OpenSpiel MCTS, {sims} simulations, random rollouts",
+                                 "summary": res, "runs": rs,
+                                 "seconds": sum(g["seconds"] for r in rs for g in r)}
+        a, h = res["all"], res["second_half"]
+        print(f"{label:<9} adaptive's score, all {a['games']} games: {100 * a['score']:.1f}% ± "
+              f"{100 * a['radius']:.1f}; second halves ({h['games']}): {100 * h['score']:.1f}% ± "
+              f"{100 * h['radius']:.1f} -> {'within' if h['within_10_points'] else 'NOT within'} 50 ± 10; "
+              f"final {res['final_rung']} iterations={res['final_iterations']} rung changes "
+              f"{res['rung_changes']}", flush=True)
+    if args.json:
+        tmp = args.json + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(out, f, indent=1)
+        os.replace(tmp, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
