@@ -25,14 +25,16 @@ from descent.match import run_tasks  # noqa: E402
 GAME = "reversi(size=6)"
 
 
-def tasks(n, seed):
-    return [{"game": GAME, "agent_a": "minimax:iterations=3000", "agent_b": "mcts:iterations=3000",
-             "index": i, "seed": seed, "a_first": i % 2 == 0} for i in range(n)]
+def tasks(n, seed, iterations=3000):
+    return [{"game": GAME, "agent_a": f"minimax:iterations={iterations}",
+             "agent_b": f"mcts:iterations={iterations}", "index": i, "seed": seed,
+             "a_first": i % 2 == 0} for i in range(n)]
 
 
-def timed(n, seed, workers, ray_address=None):
+def timed(n, seed, workers, ray_address=None, iterations=3000):
+    """Matches per minute of ``n`` reversi(size=6) matches on ``workers`` (or on Ray)."""
     t0 = time.perf_counter()
-    out = list(run_tasks(tasks(n, seed), workers, ray_address))
+    out = list(run_tasks(tasks(n, seed, iterations), workers, ray_address))
     assert len(out) == n
     return 60.0 * n / (time.perf_counter() - t0)
 

@@ -30,23 +30,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-from descent.match import run_tasks  # noqa: E402
+from bench_distributed import GAME, timed  # noqa: E402  (the same batch of matches)
 from training.fileio import write_json  # noqa: E402
-
-GAME = "reversi(size=6)"
-
-
-def tasks(n, seed, iterations):
-    return [{"game": GAME, "agent_a": f"minimax:iterations={iterations}",
-             "agent_b": f"mcts:iterations={iterations}", "index": i, "seed": seed,
-             "a_first": i % 2 == 0} for i in range(n)]
 
 
 def rate(n, seed, iterations, workers, ray_address=None) -> float:
-    t0 = time.perf_counter()
-    out = list(run_tasks(tasks(n, seed, iterations), workers, ray_address))
-    assert len(out) == n
-    return 60.0 * n / (time.perf_counter() - t0)
+    return timed(n, seed, workers, ray_address, iterations)
 
 
 def main() -> int:

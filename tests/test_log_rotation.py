@@ -3,7 +3,6 @@ archives that are thinned as they fill up, TensorBoard rolls to new event files 
 oldest; a kill in the middle of a rotation or a thinning resumes with exactly one record per
 counted game; the readers see every record kept. Game budgets only (no timing)."""
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -11,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from test_training import ENV, TINY as TRAINING_TINY
 from training.fileio import append_json
 from training.logfiles import (LOG_FILE, LogCaps, archived_through, archives, last_game,
                                read_archive, read_history, rotate_log)
 
-ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), TF_CPP_MIN_LOG_LEVEL="3")
 
 
 def record(g: int) -> dict:
@@ -131,21 +130,10 @@ def test_tensorboard_rolls_and_deletes_the_oldest_event_files(tmp_path):
     assert steps == set(range(min(steps), 301))
 
 
-TINY = """
-[game]
-spec = "tic_tac_toe"
-[network]
-filters = 8
-blocks = 1
-head_units = 16
-[selfplay]
-iterations = 20
-[training]
-replay_games = 4
-min_sample = 64
-batch_size = 32
-learning_rate = 0.003
-"""
+# test_training's tiny network with a replay window of 4 games (its [run] keys are overridden
+# by the command line below)
+TINY = TRAINING_TINY.replace("replay_games = 30", "replay_games = 4")
+assert "replay_games = 4" in TINY
 
 
 def test_training_with_a_tiny_log_cap_killed_mid_rotation(tmp_path):

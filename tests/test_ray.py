@@ -48,23 +48,9 @@ def test_evaluation_on_ray_matches_the_process_pool(cluster, fake_run, tmp_path)
 
 @pytest.mark.parametrize("ship", [False, True])
 def test_population_training_on_ray(cluster, tmp_path, ship):
-    from descent.config import load_config
+    from test_ray_sync import tiny_cfg
     from training.run import run_training
-    cfg_path = tmp_path / "tiny.toml"
-    cfg_path.write_text("""
-[game]
-spec = "tic_tac_toe"
-[network]
-filters = 4
-blocks = 1
-head_units = 8
-[selfplay]
-iterations = 10
-[training]
-min_sample = 32
-batch_size = 32
-""")
-    cfg = load_config(cfg_path)
+    cfg = tiny_cfg(tmp_path)
     run = tmp_path / "run"
     records = []
     # game budgets (max_games), never a time budget's outcome: 3 games each, then a finished run
