@@ -140,18 +140,15 @@ class ReplayBuffer:
         self.dir.mkdir(parents=True, exist_ok=True)
         fileio.clean_temp_files(self.dir)        # writes interrupted by a kill (their writer is dead)
         files = self.files()
-        held = 0
+        held, full = 0, False
         for gid, path in sorted(files.items(), reverse=True):      # newest first: the byte cap
-            if gid > games_done or gid <= games_done - self.window:
-                path.unlink()
-                continue
-            if self.max_bytes is not None and self.games and held >= self.max_bytes:
-                path.unlink()               # out of the window by its byte cap
+            if gid > games_done or gid <= games_done - self.window or full:
+                path.unlink()               # never counted, out of the window, or past its bytes
                 continue
             game = self._read(path)
             if self.max_bytes is not None and self.games and held + game.nbytes > self.max_bytes:
                 path.unlink()
-                held = self.max_bytes       # older games are out too: the window stays contiguous
+                full = True                 # older games are out too: the window stays contiguous
                 continue
             self.games[gid] = game
             held += game.nbytes
@@ -163,8 +160,7 @@ class ReplayBuffer:
         missing = [g for g in range(lo, games_done + 1)
                    if g not in self.games and (g > first or not self.games)]
         if self.max_bytes is not None and self.games:
-            kept = sum(g.nbytes for g in self.games.values())
-            mean, room = kept / len(self.games), self.max_bytes - kept
+            mean, room = held / len(self.games), self.max_bytes - held
             for g in range(first - 1, lo - 1, -1):
                 if room < mean:
                     break
