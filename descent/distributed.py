@@ -561,7 +561,9 @@ def _driver_actor_options(ray) -> dict:
     """A helper actor's options: no CPU, on the head node (the cluster's own, whose loss ends the
     cluster anyway), else on the driver's node if it is alive: never on a worker node that may go.
     (The driver's node alone is not enough: a driver attached to a worker node's raylet that died
-    since would have its actor placed anywhere.)"""
+    since would have its actor placed anywhere.) The affinity is hard: Ray 2.60 places a soft one
+    on any node even when the target is alive and idle, and a queue on a worker node that is lost
+    ends the run with ActorUnavailableError."""
     options = {"num_cpus": 0}
     try:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -571,7 +573,7 @@ def _driver_actor_options(ray) -> dict:
                      if "node:__internal_head__" in n.get("Resources", {})), None)
         target = head or next((n["NodeID"] for n in alive if n["NodeID"] == mine), None)
         if target is not None:
-            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(target, soft=True)
+            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(target, soft=False)
     except Exception:        # a client connection or an older Ray: anywhere
         pass
     return options
