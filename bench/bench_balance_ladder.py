@@ -162,7 +162,7 @@ def _figure(data: dict, path: str) -> None:
                 x = [r["sims"] * (1.0 + 0.04 * (k - len(algs) / 2)) for r in pts]   # a small dodge
                 y = [r["gain"] for r in pts]
                 err = [[r["gain"] - r["low"] for r in pts], [r["high"] - r["gain"] for r in pts]]
-                ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=pts[0]["agent"] if alg != "calibrated"
+                ax.errorbar(x, y, yerr=err, marker="o", capsize=3, color=f"C{k % 10}", label=pts[0]["agent"] if alg != "calibrated"
                             else f"calibrated ({pts[0]['agent']})", ls="--" if alg == REFERENCE else "-")
             ax.axhline(0, color="grey", lw=0.8, ls=":")
             ax.set_xscale("log")
