@@ -39,7 +39,8 @@ from training.logfiles import (LOG_FILE, RollingWriter, archived_through, archiv
 from training.options import RuntimeOptions
 
 STATE_FILE = "latest.h5"
-SCALARS = ("loss", "games_per_hour", "examples_per_second", "value_error", "exploration_e")
+SCALARS = ("loss", "games_per_hour", "examples_per_second", "value_error", "exploration_e",
+           "net_spread")
 
 
 @dataclass
@@ -96,7 +97,8 @@ def scalars_of(record: dict) -> dict:
     dt = max(record["seconds"], 1e-9)
     return {"loss": value(record["loss"]), "games_per_hour": 3600.0 / dt,
             "examples_per_second": record["examples"] / dt,
-            "value_error": value(record["value_error"]), "exploration_e": value(record["e"])}
+            "value_error": value(record["value_error"]), "exploration_e": value(record["e"]),
+            "net_spread": value(record.get("net_spread"))}
 
 
 def _event_records(path: Path):
@@ -452,6 +454,8 @@ class MemberTrainer:
         self.state_path = self.mdir / STATE_FILE
         self.progress: _Progress | None = None
         self.learner: _Learner | None = None
+        self.net_spread = self.target_spread = None     # of the last training pass (_check_spread)
+        self.collapsed_passes = 0
 
     def run(self) -> dict:
         self._build()
@@ -621,13 +625,39 @@ class MemberTrainer:
         self._commit(record)
         return model_weights(self.model)
 
+    # passes in a row with one output for every position of the pass's last batch: a note (a
+    # havannah network at 3e-4 that recovered had up to 3 such passes in a row early on)
+    COLLAPSED_PASSES = 25
+
     def _train_pass(self) -> list[float]:
-        """One pass over a uniform sample of the replay window; the minibatches' losses."""
+        """One pass over a uniform sample of the replay window; the minibatches' losses. Then the
+        spread (standard deviation) of the network's outputs on the pass's last batch, against its
+        targets' (``net_spread``, ``target_spread`` in the log): a network whose units all died
+        answers one constant for every position (its loss stays at the targets' variance) and
+        learns nothing more; after ``COLLAPSED_PASSES`` such passes in a row, one note says so."""
         tr = self.cfg["training"]
         idx = self.replay.sample_indices(tr["sample_fraction"], tr["min_sample"], self.rng)
-        return [float(self.train_step(bx, by)) for bx, by in
-                training_batches(self.replay, idx, tr["batch_size"], self.info.symmetries,
-                                 tr["augment"], self.rng)]
+        losses, last = [], None
+        for bx, by in training_batches(self.replay, idx, tr["batch_size"], self.info.symmetries,
+                                       tr["augment"], self.rng):
+            losses.append(float(self.train_step(bx, by)))
+            last = (bx, by)
+        if last is not None:
+            self._check_spread(*last)
+        return losses
+
+    def _check_spread(self, bx: np.ndarray, by: np.ndarray) -> None:
+        out = np.asarray(self.model(bx, training=False), np.float64).ravel()
+        self.net_spread, self.target_spread = float(np.std(out)), float(np.std(by))
+        collapsed = self.target_spread > 0 and self.net_spread < 1e-4 * self.target_spread
+        self.collapsed_passes = self.collapsed_passes + 1 if collapsed else 0
+        if self.collapsed_passes == self.COLLAPSED_PASSES:
+            note(f"member {self.job.member}: the value network has given one value "
+                 f"({out[0]:+.4f}) to every position after each of its last "
+                 f"{self.COLLAPSED_PASSES} training passes while its targets spread "
+                 f"{self.target_spread:.4f}: its units have likely died, and it learns nothing "
+                 f"more. Lower [training] learning_rate (docs/training.md, \"A network that "
+                 f"stopped learning\") and train the member again from scratch")
 
     def _record(self, game_id: int, g: dict, counted: dict, trained: bool, learn: float) -> dict:
         """A counted game's log record (``loss``: the last pass's when it had none of its own,
@@ -645,6 +675,7 @@ class MemberTrainer:
                 "short_moves": int(g.get("short_moves", 0)), "games_in_flight": self.in_flight,
                 "evaluations": int(self.inference.states), "inference": self.inference.name,
                 "trained": trained, "replay_size": self.replay.size,
+                "net_spread": self.net_spread, "target_spread": self.target_spread,
                 "replay_bytes": self.replay.nbytes})
 
     def _commit(self, record: dict) -> None:

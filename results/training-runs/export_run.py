@@ -10,7 +10,9 @@ milestone_<D>.weights.h5 and .json, status.json and log.jsonl; and run.json. Not
 
 ``--cpu`` is a JSON object {"member_NN/milestone_<D>.json": {"cpu_s": S}, ...} (CPU seconds,
 user+sys of the training process tree, when that file appeared) plus optionally {"total_cpu_s": S}
-for latest.h5; ``--cpu-before`` adds the CPU-hours of earlier sessions of the same run.
+for latest.h5; ``--cpu-before`` adds the CPU-hours of earlier sessions of the same run. A
+milestone already in the folder's checkpoints.json (same label and games: exported by an earlier
+session) keeps the CPU-hours recorded then.
 """
 from __future__ import annotations
 
@@ -38,6 +40,11 @@ def main(argv=None) -> int:
         return 2
     cpu = json.loads(Path(args.cpu).read_text()) if args.cpu else {}
     out.mkdir(parents=True, exist_ok=True)
+    # milestones exported by an earlier session keep the CPU-hours measured then
+    before = {}
+    if (out / "checkpoints.json").is_file():
+        before = {r["label"]: r for r in json.loads((out / "checkpoints.json").read_text())
+                  if r.get("milestone") and r.get("cpu_hours") is not None}
     shutil.copy2(run / "run.json", out / "run.json")
     rows = []
     if (out / "untrained.weights.h5").is_file():      # the architecture with initial weights: CPU 0
@@ -56,7 +63,11 @@ def main(argv=None) -> int:
             shutil.copy2(js, dest / js.name)
             shutil.copy2(weights, dest / weights.name)
             c = cpu.get(f"{member.name}/{js.name}")
-            rows.append({"label": f"m{int(member.name[7:])}-{meta['milestone']}", "member": int(member.name[7:]),
+            label = f"m{int(member.name[7:])}-{meta['milestone']}"
+            if label in before and before[label]["games"] == meta["games"]:
+                rows.append(before[label])
+                continue
+            rows.append({"label": label, "member": int(member.name[7:]),
                          "milestone": meta["milestone"], "path": f"{member.name}/{weights.name}",
                          "games": meta["games"], "examples": meta["examples"],
                          "train_seconds": round(meta["train_seconds"], 1),
