@@ -36,6 +36,20 @@ atomically. Usage:
 
 ``--checkpoints`` (one ``--game`` only; default ``results/training-runs/<game>/checkpoints.json``,
 its milestones) and ``--net LABEL=PATH`` name the checkpoints; ``--only`` keeps some labels.
+
+**A pool of one** (the Minibal experiment's Table 2 with one network per pool): ``--low LABEL=PATH``
+replaces the rungs by one opponent, the low-level network under Unbounded Minimax (``--low-agent``,
+default ``minimax:iterations=20``, the experiment files' pool opponent): the high network (a final
+checkpoint) plays it with every algorithm at every budget, e.g. the same member's early checkpoint
+at 20/70 of its training. Both players are deterministic, so every game starts with
+``--opening-plies`` (4) seeded random plies, the same for both seats of a pairing and for every
+algorithm (``bench_ladder.opening_seed``), as the experiment's openings. Use its own ``--json``; the figure then shows the gain against the
+algorithm's budget, one line per algorithm::
+
+    python bench/bench_balance_ladder.py --game 'reversi(size=6)' --only m0-35m \
+        --low m0-10m=results/training-runs/reversi-6x6/member_00/milestone_10m.weights.h5 \
+        --algorithms "$(python bench/bench_balance_ladder.py --pool-algorithms)" \
+        --json bench/results_pool_of_one.json --figure bench/figures/pool_of_one.png
 """
 from __future__ import annotations
 
@@ -58,6 +72,11 @@ DEFAULT_LADDER = os.path.join(HERE, "results_ladder.json")
 REFERENCE = "minimax:iterations=40"
 DEFAULT_ALGORITHMS = [REFERENCE, "minibal_n:iterations=40", "minibal_plus:iterations=10",
                       "minibal_plus:iterations=40", "minibal_plus:iterations=160", "calibrated"]
+LOW_AGENT = "minimax:iterations=20"
+# the experiment files' algorithms and budgets (configs/experiments/minibal-16core.toml), less the
+# other balancing methods: the pool-of-one runs
+POOL_ALGORITHMS = [f"{a}:iterations={n}" for a in ("minimax", "minibal_n", "minibal_plus")
+                   for n in (5, 10, 20, 40)]
 
 
 class BenchError(RuntimeError):
@@ -111,12 +130,17 @@ def rows(data: dict) -> list[dict]:
             if not recs or "checkpoint" not in pa:
                 continue
             ck = entry.get("checkpoints", {}).get(pa["checkpoint"], {})
+            agent = pa["agent"].split(",net=")[0]
+            family, _, opts = agent.partition(":")
+            budget = dict(kv.partition("=")[::2] for kv in opts.split(",") if kv).get("iterations")
             out.append(dict(cell_stats(recs), game=spec, checkpoint=pa["checkpoint"], algorithm=pa["algorithm"],
-                            agent=pa["agent"].split(",net=")[0], rung=b, sims=pb.get("sims"),
+                            agent=agent, family=family, budget=None if budget is None else int(budget),
+                            rung=b, sims=pb.get("sims"),
                             ladder_score=ck.get("beaten", {}).get(b, {}).get("score")))
     order = {a: i for i, a in enumerate(DEFAULT_ALGORITHMS)}
-    out.sort(key=lambda r: (r["game"], r["checkpoint"], r["sims"] or 0, order.get(r["algorithm"], 99),
-                            r["algorithm"]))
+    pool = {a: i for i, a in enumerate(POOL_ALGORITHMS)}
+    out.sort(key=lambda r: (r["game"], r["checkpoint"], r["sims"] or 0,
+                            (pool if r["sims"] is None else order).get(r["algorithm"], 99), r["algorithm"]))
     return out
 
 
@@ -154,6 +178,26 @@ def _figure(data: dict, path: str) -> None:
                 ax.axis("off")
                 continue
             ck = cks[spec][j]
+            mine = [r for r in rs if r["game"] == spec and r["checkpoint"] == ck]
+            if all(r["sims"] is None for r in mine):          # a pool of one: gain against the budget
+                for k, fam in enumerate(sorted({r["family"] for r in mine})):
+                    for opp in sorted({r["rung"] for r in mine}):
+                        pts = sorted((r for r in mine if r["family"] == fam and r["rung"] == opp
+                                      and r["budget"]), key=lambda r: r["budget"])
+                        if not pts:
+                            continue
+                        x = [r["budget"] * (1.0 + 0.04 * (k - 1)) for r in pts]
+                        ax.errorbar(x, [r["gain"] for r in pts], capsize=3, marker="o", color=f"C{k}",
+                                    yerr=[[r["gain"] - r["low"] for r in pts], [r["high"] - r["gain"] for r in pts]],
+                                    label=f"{fam} vs {opp}")
+                ax.set_xlabel("the high network's search budget (iterations)")
+                ax.axhline(0, color="grey", lw=0.8, ls=":")
+                ax.set_xscale("log")
+                ax.set_ylim(-105, 105)
+                ax.set_title(f"{spec} - high {ck}", fontsize=9)
+                ax.set_ylabel("binary gain % of the high network [95%]")
+                ax.legend(fontsize=7)
+                continue
             for k, alg in enumerate(algs):
                 pts = sorted((r for r in rs if r["game"] == spec and r["checkpoint"] == ck and r["algorithm"] == alg),
                              key=lambda r: r["sims"])
@@ -238,6 +282,19 @@ def players_for(spec: str, ck: dict, algorithms: list[str], cal_override) -> lis
     return out
 
 
+def low_player(spec: str, item: str, agent: str) -> dict:
+    """The low-level network of a pool of one: ``LABEL=PATH`` under ``agent``."""
+    label, _, path = item.partition("=")
+    if not label or not path:
+        raise BenchError(f"--low {item!r}: expected LABEL=PATH")
+    rel = os.path.relpath(os.path.join(ROOT, path), ROOT)
+    if not os.path.isfile(os.path.join(ROOT, rel)):
+        raise BenchError(f"--low {label}: no file {rel}")
+    p = net_player(f"low:{label}", rel, agent)
+    p["kind"] = "low"
+    return p
+
+
 # ---- main -----------------------------------------------------------------------------------------
 
 def plan(args, data: dict, ladder: dict) -> list[tuple[str, list]]:
@@ -254,7 +311,9 @@ def plan(args, data: dict, ladder: dict) -> list[tuple[str, list]]:
             entry["ladder"] = lad["ladder"]
         pairs = []
         for ck in checkpoints_of(spec, args):
-            if args.rungs:
+            if args.low:
+                beaten = {}
+            elif args.rungs:
                 beaten = {f"mcts{int(s)}": {"sims": int(s)} for s in args.rungs.split(",") if s}
             else:
                 beaten = beaten_rungs(lad, ck["label"], ck["path"])
@@ -263,6 +322,10 @@ def plan(args, data: dict, ladder: dict) -> list[tuple[str, list]]:
             said = ", ".join(f"{r} {100 * v['score']:.0f}%" if "score" in v else r for r in beaten for v in [beaten[r]])
             print(f"{spec} {ck['label']}: rungs {said or 'none beaten'}", flush=True)
             rungs = [rung_player(spec, v["sims"]) for v in beaten.values()]
+            if args.low:
+                rungs = [low_player(spec, args.low, args.low_agent)]
+                entry["checkpoints"][ck["label"]]["low"] = rungs[0]["path"]
+                print(f"{spec} {ck['label']}: against the low network {rungs[0]['label']}", flush=True)
             for p in players_for(spec, ck, algorithms, args.calibrated_budget):
                 old = entry["players"].get(p["label"])
                 if old is not None and old["agent"] != p["agent"]:
@@ -272,7 +335,11 @@ def plan(args, data: dict, ladder: dict) -> list[tuple[str, list]]:
                 pairs += [(p, r) for r in rungs]
             for r in rungs:
                 entry["players"].setdefault(r["label"], r)
-        out.append((spec, schedule(entry, spec, pairs, args.games)))
+        opening = args.opening_plies if args.low else 0
+        if entry.setdefault("opening_plies", opening) != opening:
+            raise BenchError(f"{spec}: {args.json} was played with {entry['opening_plies']} random "
+                             f"opening plies, now {opening}: use a new --json")
+        out.append((spec, schedule(entry, spec, pairs, args.games, opening)))
     return out
 
 
@@ -293,7 +360,17 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=DEFAULT_JSON)
     ap.add_argument("--figure", default=os.path.join(HERE, "figures", "balance_ladder.png"))
     ap.add_argument("--report", action="store_true", help="only the table and the figure, no games")
+    ap.add_argument("--low", default="", help="LABEL=PATH: a pool of one, this low network instead of the rungs")
+    ap.add_argument("--low-agent", default=LOW_AGENT, help="the low network's agent (net= added)")
+    ap.add_argument("--opening-plies", type=int, default=4,
+                    help="with --low: seeded random plies before the players move, the same for both "
+                         "seats of a pairing and every algorithm (the experiment files' 4)")
+    ap.add_argument("--pool-algorithms", action="store_true",
+                    help="print the pool-of-one algorithms (for --algorithms) and exit")
     args = ap.parse_args(argv)
+    if args.pool_algorithms:
+        print(";".join(POOL_ALGORITHMS))
+        return 0
     try:
         data = load_results(args.json)
         if not args.report:
@@ -303,7 +380,7 @@ def main(argv=None) -> int:
                 raise BenchError("--checkpoints goes with one --game")
             if args.games < 1 or args.workers < 1:
                 raise BenchError("--games and --workers must be at least 1")
-            ladder = load_results(args.ladder) if args.rungs == "" else {"games": {}}
+            ladder = load_results(args.ladder) if args.rungs == "" and not args.low else {"games": {}}
             todo = plan(args, data, ladder)
             data.setdefault("meta", {}).update({
                 "python": sys.version.split()[0], "platform": platform.platform(),

@@ -47,6 +47,7 @@ import math
 import multiprocessing as mp
 import os
 import platform
+import random
 import sys
 import time
 import zlib
@@ -176,9 +177,12 @@ class _Worker:
 _WORKER = None
 
 
-def play_game(spec: str, a: dict, b: dict, a_seat: int, seed: int) -> dict:
+def play_game(spec: str, a: dict, b: dict, a_seat: int, seed: int, opening_plies: int = 0,
+              opening_seed: int = 0) -> dict:
     """One game of player ``a`` (seat ``a_seat``) against ``b``; the score is ``a``'s (1, 1/2, 0).
-    With an OpenSpiel player both engines advance together and are checked at every ply."""
+    With an OpenSpiel player both engines advance together and are checked at every ply. The first
+    ``opening_plies`` plies are uniformly random moves drawn from ``opening_seed`` (give both seats
+    of a pairing the same seed: deterministic players would otherwise replay one game per seat)."""
     global _WORKER
     import games
     if _WORKER is None:
@@ -190,6 +194,15 @@ def play_game(spec: str, a: dict, b: dict, a_seat: int, seed: int) -> dict:
     ours = games.new_state(spec)
     ref = _WORKER.os_game(spec).new_initial_state() if uses_os else None
     by_seat = {a_seat: pa, 1 - a_seat: pb}
+    rng, opening = random.Random(opening_seed), []
+    for _ in range(opening_plies):
+        if ours.is_game_over():
+            break
+        action = rng.choice(sorted(ours.legal_actions_list()))
+        if ref is not None:
+            ref.apply_action(legal_map(spec, ours, ref)[action])
+        ours.push(action)
+        opening.append(int(action))
     while True:
         over = ours.is_game_over()
         if ref is not None and ref.is_terminal() != over:
@@ -221,13 +234,16 @@ def play_game(spec: str, a: dict, b: dict, a_seat: int, seed: int) -> dict:
         raise LadderMismatch(f"{spec}: the winners differ: ours {winner}, OpenSpiel {_os_winner(ref)} "
                              f"({ours.position()})")
     score = 0.5 if winner is None else (1.0 if winner == a_seat else 0.0)
-    return {"score": score, "a_seat": a_seat, "plies": ours.ply, "winner": winner}
+    rec = {"score": score, "a_seat": a_seat, "plies": ours.ply, "winner": winner}
+    if opening_plies:
+        rec["opening"] = opening
+    return rec
 
 
 def _task(args):
-    spec, a, b, index, seed = args
+    spec, a, b, index, seed, *opening = args         # opening: (plies, seed), optional
     t0 = time.perf_counter()
-    rec = play_game(spec, a, b, index % 2, seed)
+    rec = play_game(spec, a, b, index % 2, seed, *opening)
     rec.update(index=index, seconds=round(time.perf_counter() - t0, 3))
     return a["label"], b["label"], rec
 
@@ -292,13 +308,19 @@ def seed_of(spec: str, a: str, b: str, index: int) -> int:
     return zlib.crc32(f"{spec}|{a}|{b}|{index}".encode()) & 0x3FFFFFFF   # seed * 2 + 1 fits an int32
 
 
-def schedule(entry: dict, spec: str, pairs, n_games: int):
+def opening_seed(spec: str, index: int) -> int:
+    """The random opening of game ``index``: the same for both seats (index // 2) and for every pair."""
+    return zlib.crc32(f"{spec}|opening|{index // 2}".encode())
+
+
+def schedule(entry: dict, spec: str, pairs, n_games: int, opening_plies: int = 0):
     tasks = []
     for a, b in pairs:
         done = {r["index"] for r in entry["matches"].get(pair_key(a["label"], b["label"]), [])}
         for i in range(n_games):
             if i not in done:
-                tasks.append((spec, a, b, i, seed_of(spec, a["label"], b["label"], i)))
+                task = (spec, a, b, i, seed_of(spec, a["label"], b["label"], i))
+                tasks.append(task + ((opening_plies, opening_seed(spec, i)) if opening_plies else ()))
     return tasks
 
 

@@ -95,3 +95,30 @@ def test_calibrated_plays_only_the_shipped_final_network():
     assert bbl.calibrated_budget(SPEC, NET, None) == shipped.calibration(SPEC)["budget"]
     assert bbl.calibrated_budget(SPEC, "checkpoints/shipped/reversi_size-6/early.weights.h5", None) is None
     assert bbl.calibrated_budget(SPEC, "whatever.h5", 7) == 7
+
+
+def test_a_pool_of_one_plays_the_low_network_from_shared_random_openings(tmp_path, capsys):
+    low = "checkpoints/shipped/reversi_size-6/early.weights.h5"
+    out = tmp_path / "pool.json"
+    argv = ["--game", SPEC, "--net", f"final={NET}", "--low", f"early={low}", "--json", str(out),
+            "--algorithms", "minimax:iterations=2;minibal_plus:iterations=2", "--low-agent",
+            "minimax:iterations=2", "--games", "4", "--workers", "1", "--figure", str(tmp_path / "f.png")]
+    assert bbl.main(argv) == 0
+    assert "against the low network low:early" in capsys.readouterr().out
+    entry = json.loads(out.read_text())["games"][SPEC]
+    assert set(entry["matches"]) == {"final/minimax:iterations=2|low:early",
+                                     "final/minibal_plus:iterations=2|low:early"}
+    assert entry["players"]["low:early"]["agent"] == f"minimax:iterations=2,net={low}"
+    assert entry["opening_plies"] == 4
+    a, b = entry["matches"].values()
+    for recs in (a, b):
+        assert [len(r["opening"]) for r in recs] == [4, 4, 4, 4]
+        # both seats of a pairing share an opening; the next pairing has another
+        assert recs[0]["opening"] == recs[1]["opening"] != recs[2]["opening"] == recs[3]["opening"]
+    assert [r["opening"] for r in a] == [r["opening"] for r in b]      # every algorithm the same
+    rows = bbl.rows(json.loads(out.read_text()))
+    assert {(r["family"], r["budget"]) for r in rows} == {("minimax", 2), ("minibal_plus", 2)}
+    assert (tmp_path / "f.png").is_file()
+    # another opening length in the same file is refused in one line
+    assert bbl.main(argv + ["--opening-plies", "2"]) == 2
+    assert "random opening plies" in capsys.readouterr().err
