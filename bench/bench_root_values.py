@@ -45,9 +45,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DEFAULT_JSON = os.path.join(HERE, "results_root_values.json")
 RUNS = os.path.join(ROOT, "results", "training-runs")
-GAMES = {"reversi(size=6)": "reversi-6x6", "breakthrough(rows=6,cols=6)": "breakthrough-6x6",
-         "havannah(base=4)": "havannah-base4"}
-AGES = ("untrained", "10m", "35m")
+# per game, its training runs (results/training-runs/<slug>) and the network ages measured in each;
+# havannah's first run (Adam 1e-3) gave dead networks, its second (3e-4) has the 20m and 70m ones
+GAMES = {"reversi(size=6)": [("reversi-6x6", ("untrained", "10m", "35m", "120m"))],
+         "breakthrough(rows=6,cols=6)": [("breakthrough-6x6", ("untrained", "10m", "35m", "120m"))],
+         "havannah(base=4)": [("havannah-base4", ("untrained", "10m", "35m")),
+                              ("havannah-base4-lr3e-4", ("20m", "70m"))]}
+
+
+def ages_of(spec: str) -> list[str]:
+    return [age for _, ages in GAMES[spec] for age in ages]
 NEAR = (0.1, 0.25)
 BINS = 40                      # histogram of all root values over [-1, 1], 0.05 wide
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
@@ -61,8 +68,7 @@ def checkpoints(slug: str) -> dict:
     out = {}
     for r in rows:
         age = r.get("milestone") or r.get("label")
-        if age in AGES:
-            out[age] = r
+        out[age] = r
     return out
 
 
@@ -191,16 +197,18 @@ def run(args) -> dict:
     from descent.networks import make_agent
     data = load(args.json)
     settings = {"games": args.games, "iterations": args.iterations, "opening": args.opening}
-    for spec, slug in GAMES.items():
-        if args.game and spec not in args.game:
-            continue
-        cps = checkpoints(slug)
-        for age in AGES:
+    todo = [(spec, slug, age) for spec, runs in GAMES.items() for slug, ages in runs for age in ages
+            if not args.game or spec in args.game]
+    for spec, slug, age in todo:
+        if True:
             key = f"{spec}|{age}"
             old = data["cells"].get(key)
             if old and old.get("settings") == settings:
                 continue
-            rec = cps[age]
+            rec = checkpoints(slug).get(age)
+            if rec is None:
+                print(f"{spec} {age}: no such checkpoint in {slug}/checkpoints.json yet", flush=True)
+                continue
             path = os.path.relpath(os.path.join(RUNS, slug, rec["path"]), ROOT)
             agent = f"minimax:iterations={args.iterations},net={path}"
             agents = [make_agent(agent, spec) for _ in range(2)]
@@ -236,14 +244,14 @@ def table(data: dict) -> str:
              f"ahead (chosen >= {AHEAD}): positions, with a child in [0, 0.1), pick |v| median |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for spec in GAMES:
-        for age in AGES:
+        for k, age in enumerate(ages_of(spec)):
             c = data["cells"].get(f"{spec}|{age}")
             if not c:
                 continue
             s = c["summary"]
             q = " / ".join(f"{x:+.2f}" for x in s["chosen_quantiles"])
             lines.append(
-                f"| {spec if age == AGES[0] else ''} | {age} | {c['cpu_hours']:.3f} | {s['positions']} | "
+                f"| {spec if k == 0 else ''} | {age} | {c['cpu_hours']:.3f} | {s['positions']} | "
                 f"{s['root_moves_per_position']:.1f} | {s['root_near_0.1']:.2f} | {s['root_near_0.25']:.2f} | "
                 f"{s['positions_with_near_0.1']:.2f} | {s['positions_with_nonneg_near_0.1']:.2f} | {q} | "
                 f"{s['pick_abs_quantiles'][2]:.3f} | {s['spread_quantiles'][2]:.3f} | "
@@ -260,12 +268,15 @@ def figures(data: dict, folder: str) -> list[str]:
     edges = [-1 + 2 * i / BINS for i in range(BINS + 1)]
     centres = [(a + b) / 2 for a, b in zip(edges, edges[1:])]
     out = []
-    for spec, slug in GAMES.items():
-        cells = [data["cells"].get(f"{spec}|{age}") for age in AGES]
+    for spec, runs in GAMES.items():
+        slug = runs[0][0]
+        ages = ages_of(spec)
+        cells = [data["cells"].get(f"{spec}|{age}") for age in ages]
         if not any(cells):
             continue
-        fig, axes = plt.subplots(1, len(AGES), figsize=(12, 3.4), sharex=True)
-        for ax, age, c in zip(axes, AGES, cells):
+        fig, axes = plt.subplots(1, len(ages), figsize=(3 * len(ages) + 1, 3.4), sharex=True, squeeze=False)
+        axes = axes[0]
+        for ax, age, c in zip(axes, ages, cells):
             ax.axvspan(-0.1, 0.1, color="0.9", zorder=0)
             if c:
                 s = c["summary"]
