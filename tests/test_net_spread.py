@@ -57,3 +57,18 @@ def test_a_live_network_or_constant_targets_say_nothing(models, capsys):
     for _ in range(MemberTrainer.COLLAPSED_PASSES + 1):
         t._check_spread(x, np.zeros_like(y))
     assert t.collapsed_passes == 0 and capsys.readouterr().err == ""
+
+
+def test_the_spread_is_measured_on_a_full_batch_not_the_remainder(models, monkeypatch):
+    """A pass's last batch can be a remainder of one example, whose spread is 0 by definition."""
+    import training.trainer as tt
+    live, _, x, y = models
+    t = _trainer(live)
+    t.cfg = {"training": {"sample_fraction": 1.0, "min_sample": 1, "batch_size": 32, "augment": False}}
+    t.info = types.SimpleNamespace(symmetries=(0,))
+    t.rng = np.random.default_rng(0)
+    t.replay = types.SimpleNamespace(sample_indices=lambda *a: np.arange(33))
+    t.train_step = lambda bx, by: 0.5
+    monkeypatch.setattr(tt, "training_batches", lambda *a: iter([(x[:32], y[:32]), (x[32:33], y[32:33])]))
+    assert t._train_pass() == [0.5, 0.5]
+    assert t.target_spread == pytest.approx(float(np.std(y[:32]))) and t.net_spread > 0

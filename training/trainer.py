@@ -625,14 +625,14 @@ class MemberTrainer:
         self._commit(record)
         return model_weights(self.model)
 
-    # passes in a row with one output for every position of the pass's last batch: a note (a
-    # havannah network at 3e-4 that recovered had up to 3 such passes in a row early on)
+    # passes in a row with one output for every position of the pass's last full batch: a note
+    # (a live network's output can be nearly flat for a few passes early on)
     COLLAPSED_PASSES = 25
 
     def _train_pass(self) -> list[float]:
         """One pass over a uniform sample of the replay window; the minibatches' losses. Then the
-        spread (standard deviation) of the network's outputs on the pass's last batch, against its
-        targets' (``net_spread``, ``target_spread`` in the log): a network whose units all died
+        spread (standard deviation) of the network's outputs on the pass's last full batch, against
+        its targets' (``net_spread``, ``target_spread`` in the log): a network whose units all died
         answers one constant for every position (its loss stays at the targets' variance) and
         learns nothing more; after ``COLLAPSED_PASSES`` such passes in a row, one note says so."""
         tr = self.cfg["training"]
@@ -641,7 +641,8 @@ class MemberTrainer:
         for bx, by in training_batches(self.replay, idx, tr["batch_size"], self.info.symmetries,
                                        tr["augment"], self.rng):
             losses.append(float(self.train_step(bx, by)))
-            last = (bx, by)
+            if last is None or len(by) >= len(last[1]):      # the last full batch, not a remainder
+                last = (bx, by)
         if last is not None:
             self._check_spread(*last)
         return losses
