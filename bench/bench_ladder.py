@@ -454,14 +454,19 @@ def _figures(data: dict, folder: str) -> None:
     for ax, spec in zip(axes[0], specs):
         entry = data["games"][spec]
         nets = [p for p in _nets(entry) if p["label"] in entry["elo"] and p.get("cpu_hours") is not None]
-        members = sorted({p.get("member", 0) for p in nets})
-        for m in members:
-            pts = [p for p in nets if p.get("member", 0) == m]
+        def line(p):          # one line per training run (its folder) and member
+            parts = os.path.normpath(p.get("path", "")).split(os.sep)
+            run = parts[parts.index("training-runs") + 1] if "training-runs" in parts[:-1] else ""
+            return run, p.get("member", 0)
+        lines = sorted({line(p) for p in nets})
+        for run, m in lines:
+            pts = sorted((p for p in nets if line(p) == (run, m)), key=lambda p: p["cpu_hours"])
             x = [p["cpu_hours"] for p in pts]
             y = [entry["elo"][p["label"]]["elo"] for p in pts]
             lo = [y[i] - entry["elo"][p["label"]]["lo"] for i, p in enumerate(pts)]
             hi = [entry["elo"][p["label"]]["hi"] - y[i] for i, p in enumerate(pts)]
-            ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=3, label=f"member {m}")
+            name = f"{run}, member {m}" if len({r for r, _ in lines}) > 1 else f"member {m}"
+            ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=3, label=name)
         played = {k.split("|")[1] for k in entry["matches"] if not k.startswith("mcts")}
         for r in _rungs(entry):
             if r["label"] in entry["elo"]:
