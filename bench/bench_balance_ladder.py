@@ -73,9 +73,11 @@ REFERENCE = "minimax:iterations=40"
 DEFAULT_ALGORITHMS = [REFERENCE, "minibal_n:iterations=40", "minibal_plus:iterations=10",
                       "minibal_plus:iterations=40", "minibal_plus:iterations=160", "calibrated"]
 LOW_AGENT = "minimax:iterations=20"
-# the experiment files' algorithms and budgets (configs/experiments/minibal-16core.toml), less the
-# other balancing methods: the pool-of-one runs
-POOL_ALGORITHMS = [f"{a}:iterations={n}" for a in ("minimax", "minibal_n", "minibal_plus")
+# the experiment files' algorithms and budgets (configs/experiments/minibal-16core.toml): the
+# pool-of-one runs
+POOL_ALGORITHMS = [f"{a}{',' if ':' in a else ':'}iterations={n}"
+                   for a in ("minimax", "minibal_n", "minibal_plus", "alphadda",
+                             "gaussian:base=minimax,level=custom,mu=0.5,sigma=0.3")
                    for n in (5, 10, 20, 40)]
 
 
