@@ -85,6 +85,7 @@ class Settings:
     ratio: float = 2 ** 0.25
     opponent_budget: str = "iterations=200"
     seed: int = 0
+    opening_plies: int = 4
     max_games: int = 400
     segment: int = 12
     near_games: int = 40
@@ -103,7 +104,7 @@ class Settings:
         """What determines the games themselves (not the design's target or metric)."""
         return {"game": self.game, "algorithm": self.algorithm, "against": self.against,
                 "opponent_budget": self.opponent_budget if self.against == "pool" else None,
-                "unit": self.unit, "seed": self.seed}
+                "unit": self.unit, "seed": self.seed, "opening_plies": self.opening_plies}
 
     def design_key(self) -> dict:
         return {**self.game_key(), "target": self.target, "metric": self.metric, "low": self.low,
@@ -217,6 +218,7 @@ class Players:
             raise CalibrationError(f"algorithm {name!r}: calibrate needs an algorithm with an "
                                    f"iterations/time budget (e.g. minibal_plus)")
         self.cache: dict = {}
+        self._openings: dict = {}
         if s.against == "pool":
             pools_path = Path(run_dir) / "pools.json"
             if not pools_path.exists():
@@ -259,7 +261,21 @@ class Players:
         seed = (self.s.seed * 1_000_003 + zlib.crc32(str(budget).encode()) + pair) & 0x7FFFFFFF
         return {"game": self.s.game, "agent_a": self.spec(budget, pair), "agent_b": self.pairs[pair][2],
                 "index": k, "seed": seed, "a_first": k % 2 == 0, "budget": budget, "k": k,
-                "opponent": self.pairs[pair][3], "net": self.pairs[pair][1]}
+                "opponent": self.pairs[pair][3], "net": self.pairs[pair][1],
+                "opening": self.opening(k)}
+
+    def opening(self, k: int) -> list[str]:
+        """The seeded random opening of game ``k``: the same for both seats of a pair (k // 2) and at
+        every budget. Without it, deterministic players (Minimax, Minibal_+ on iteration budgets)
+        replay one game per seat: 24 games were 2 games repeated."""
+        from descent.tournament import make_opening
+        if self.s.opening_plies <= 0:
+            return []
+        key = k // 2
+        if key not in self._openings:
+            self._openings[key] = make_opening(self.s.game, self.s.opening_plies,
+                                               f"{self.s.seed}|calibrate|{key}")
+        return self._openings[key]
 
     @staticmethod
     def record(task: dict, rec, seconds: float) -> dict:
@@ -273,7 +289,7 @@ class Players:
         t = self.task(budget, k)
         t0 = time.perf_counter()
         rec = play_game(self.s.game, self.agent(t["agent_a"]), self.agent(t["agent_b"]), k, t["seed"],
-                        a_first=t["a_first"])
+                        a_first=t["a_first"], opening=t["opening"])
         return self.record(t, rec, time.perf_counter() - t0)
 
 
@@ -357,6 +373,9 @@ def calibrate(s: Settings, run_dir, echo=None, progress: bool = False, stop_afte
     for k in ("max_games", "segment", "near_games"):
         if getattr(s, k) < 2:
             raise CalibrationError(f"{k} must be >= 2")
+    if not isinstance(s.opening_plies, int) or isinstance(s.opening_plies, bool) \
+            or not 0 <= s.opening_plies <= 1000:
+        raise CalibrationError(f"opening_plies {s.opening_plies!r}: expected an integer in 0..1000")
     budgets = grid(s)
     run_dir = Path(run_dir)
     players = players or Players(s, run_dir)

@@ -792,12 +792,15 @@ def experiment(file, runs, report_dir, stages, only_games, ray_address):
 @click.option("--run", "run", type=click.Path(file_okay=False), default=None,
               help="Run directory (default: checkpoints/<game>); results in <run>/calibrations/.")
 @click.option("--seed", type=SEED, default=0, show_default=True)
+@click.option("--opening-plies", type=IntRange(0, 1000), default=4, show_default=True,
+              help="Seeded random opening plies, the same for both seats of a pair and at every "
+                   "budget (0: none; deterministic players then replay one game per seat).")
 @click.option("--verbose", is_flag=True, help="Print every game.")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run the games on Ray (as many at once as the cluster has CPUs): auto, an address, "
                    "or local (a cluster started for the run).")
 def calibrate(game, algorithm, against, target, metric, unit, budget_range, opponent_budget, max_games,
-              near_games, run, seed, verbose, ray_address):
+              near_games, run, seed, opening_plies, verbose, ray_address):
     """Find the search budget at which a balanced player's gain (or score) against an opponent
     reaches a target, by probabilistic bisection in log-budget (resumable: rerun to continue)."""
     from pathlib import Path
@@ -811,7 +814,7 @@ def calibrate(game, algorithm, against, target, metric, unit, budget_range, oppo
     low, high = (validate.parse_real(x, f"--range {budget_range!r}", 0.0, None, lo_open=True) for x in parts)
     s = Settings(info.spec, algorithm=algorithm, against=against, target=target, metric=metric, unit=unit,
                  low=low, high=high, opponent_budget=opponent_budget, seed=seed, max_games=max_games,
-                 near_games=near_games)
+                 near_games=near_games, opening_plies=opening_plies)
     run_dir = Path(_run_dir(info.spec, run))
     click.echo(f"calibrating {algorithm} on {info.spec} against {against} to {metric} {target:+g} "
                f"({unit} {budget_range}); results in {run_dir}/calibrations/")

@@ -393,3 +393,23 @@ def test_calibrate_killed_by_sigkill_resumes_to_the_same_answer(tmp_path):
     keys = [(json.loads(x)["budget"], json.loads(x)["k"]) for x in log.read_text().splitlines()]
     assert len(keys) == len(set(keys))
     assert not list(log.parent.glob(".*.tmp"))
+
+
+def test_calibration_games_start_from_shared_random_openings(tmp_path):
+    """Deterministic players (fixed iterations) would replay one game per seat: every pair of games
+    starts from its own seeded opening, the same for both seats and at every budget."""
+    from descent.calibrate import CalibrationError, Players
+    s = Settings("tic_tac_toe", algorithm="minibal_plus", against="minimax:iterations=5")
+    p = Players(s, tmp_path)
+    t = {(b, k): p.task(b, k) for b in (2, 8) for k in range(6)}
+    assert all(len(x["opening"]) == 4 for x in t.values())
+    assert t[(2, 0)]["opening"] == t[(2, 1)]["opening"] == t[(8, 0)]["opening"]
+    assert len({tuple(t[(2, k)]["opening"]) for k in (0, 2, 4)}) == 3
+    rec = p.play(2, 0)
+    assert rec["plies"] >= 4
+    assert "opening_plies" in s.game_key() and Settings("tic_tac_toe", opening_plies=0).game_key() != s.game_key()
+    assert Players(Settings("tic_tac_toe", algorithm="minibal_plus", against="minimax:iterations=5",
+                            opening_plies=0), tmp_path).task(2, 0)["opening"] == []
+    with pytest.raises(CalibrationError, match="opening_plies"):
+        calibrate(Settings("tic_tac_toe", algorithm="minibal_plus", against="minimax:iterations=5",
+                           opening_plies=-1), tmp_path)
