@@ -268,7 +268,7 @@ class Players:
         """The seeded random opening of game ``k``: the same for both seats of a pair (k // 2) and at
         every budget. Without it, deterministic players (Minimax, Minibal_+ on iteration budgets)
         replay one game per seat: 24 games were 2 games repeated."""
-        from descent.tournament import make_opening
+        from descent.match import make_opening
         if self.s.opening_plies <= 0:
             return []
         key = k // 2

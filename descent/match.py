@@ -48,6 +48,25 @@ def game_seed(match_seed: int, index: int) -> int:
     return (match_seed * 1_000_003 + index * 7919 + 1) & 0x7FFFFFFF
 
 
+def make_opening(game: str, plies: int, key: str) -> list[str]:
+    """``plies`` uniformly random moves from the start, seeded by ``key`` (a string: reproducible
+    across runs and machines); never a finished game (shorter when every try ends the game)."""
+    import random
+    info = games.load(game)
+    rng = random.Random(f"opening|{game}|{key}")
+    for n in range(plies, 0, -1):
+        for _ in range(50):
+            state = info.new_state()
+            moves = []
+            while len(moves) < n and not state.is_game_over():
+                a = rng.choice(state.legal_actions_list())
+                moves.append(state.move_to_str(a))
+                state.push(a)
+            if not state.is_game_over():
+                return moves
+    return []
+
+
 def play_game(game, agent_a, agent_b, index: int, seed: int, a_first: bool | None = None,
               opening_plies: int = 0, opening: list | None = None) -> GameRecord:
     """Play one game; agent A moves first when ``index`` is even (or as ``a_first`` says). The

@@ -21,7 +21,6 @@ are used, with a note. A member that has not reached every milestone is left out
 from __future__ import annotations
 
 import json
-import random
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +29,7 @@ import numpy as np
 from games import validate as v
 from games.errors import GameError
 from descent.budgets import parse_budget as _parse_budget
-from descent.match import run_tasks
+from descent.match import make_opening, run_tasks
 from descent.ratings import ELO, fit
 from descent.results import ResultsDB
 from descent.stats import MatchSummary, cluster_interval
@@ -166,23 +165,6 @@ def _join(spec: str, extra: str) -> str:
     return spec + ("," if ":" in spec else ":") + extra if extra else spec
 
 
-def make_opening(game: str, plies: int, key: str) -> list[str]:
-    """``plies`` uniformly random moves from the start, seeded by ``key`` (a string: reproducible
-    across runs and machines); never a finished game (shorter when every try ends the game)."""
-    import games
-    info = games.load(game)
-    rng = random.Random(f"opening|{game}|{key}")
-    for n in range(plies, 0, -1):
-        for _ in range(50):
-            state = info.new_state()
-            moves = []
-            while len(moves) < n and not state.is_game_over():
-                a = rng.choice(state.legal_actions_list())
-                moves.append(state.move_to_str(a))
-                state.push(a)
-            if not state.is_game_over():
-                return moves
-    return []
 
 
 class _Openings:
