@@ -200,36 +200,35 @@ def run(args) -> dict:
     todo = [(spec, slug, age) for spec, runs in GAMES.items() for slug, ages in runs for age in ages
             if not args.game or spec in args.game]
     for spec, slug, age in todo:
-        if True:
-            key = f"{spec}|{age}"
-            old = data["cells"].get(key)
-            if old and old.get("settings") == settings:
-                continue
-            rec = checkpoints(slug).get(age)
-            if rec is None:
-                print(f"{spec} {age}: no such checkpoint in {slug}/checkpoints.json yet", flush=True)
-                continue
-            path = os.path.relpath(os.path.join(RUNS, slug, rec["path"]), ROOT)
-            agent = f"minimax:iterations={args.iterations},net={path}"
-            agents = [make_agent(agent, spec) for _ in range(2)]
-            t0, cpu0 = time.perf_counter(), time.process_time()
-            played = [play_game(spec, agents, i, o)
-                      for i, o in enumerate(openings(spec, args.games, args.opening))]
-            cell = {"game": spec, "age": age, "path": path, "agent": agent, "settings": settings,
-                    "cpu_hours": rec.get("cpu_hours"), "train_games": rec.get("games"),
-                    "examples": rec.get("examples"),
-                    "seconds": round(time.perf_counter() - t0, 1),
-                    "cpu_seconds": round(time.process_time() - cpu0, 1),
-                    "summary": summarise(played),
-                    "per_game": [{"index": g["index"], "plies": g["plies"], "winner": g["winner"]}
-                                 for g in played]}
-            data["cells"][key] = cell
-            data["machine"] = {"platform": platform.platform(), "python": platform.python_version(),
-                               "cpus": os.cpu_count()}
-            save(args.json, data)
-            s = cell["summary"]
-            print(f"{spec:28s} {age:9s} {s['positions']:4d} positions  root<0.1 {s['root_near_0.1']:.2f}  "
-                  f"chosen median {s['chosen_quantiles'][2]:+.3f}  {cell['seconds']} s", flush=True)
+        key = f"{spec}|{age}"
+        old = data["cells"].get(key)
+        if old and old.get("settings") == settings:
+            continue
+        rec = checkpoints(slug).get(age)
+        if rec is None:
+            print(f"{spec} {age}: no such checkpoint in {slug}/checkpoints.json yet", flush=True)
+            continue
+        path = os.path.relpath(os.path.join(RUNS, slug, rec["path"]), ROOT)
+        agent = f"minimax:iterations={args.iterations},net={path}"
+        agents = [make_agent(agent, spec) for _ in range(2)]
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        played = [play_game(spec, agents, i, o)
+                  for i, o in enumerate(openings(spec, args.games, args.opening))]
+        cell = {"game": spec, "age": age, "path": path, "agent": agent, "settings": settings,
+                "cpu_hours": rec.get("cpu_hours"), "train_games": rec.get("games"),
+                "examples": rec.get("examples"),
+                "seconds": round(time.perf_counter() - t0, 1),
+                "cpu_seconds": round(time.process_time() - cpu0, 1),
+                "summary": summarise(played),
+                "per_game": [{"index": g["index"], "plies": g["plies"], "winner": g["winner"]}
+                             for g in played]}
+        data["cells"][key] = cell
+        data["machine"] = {"platform": platform.platform(), "python": platform.python_version(),
+                           "cpus": os.cpu_count()}
+        save(args.json, data)
+        s = cell["summary"]
+        print(f"{spec:28s} {age:9s} {s['positions']:4d} positions  root<0.1 {s['root_near_0.1']:.2f}  "
+              f"chosen median {s['chosen_quantiles'][2]:+.3f}  {cell['seconds']} s", flush=True)
     return data
 
 
