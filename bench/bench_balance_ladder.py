@@ -181,45 +181,43 @@ def _figure(data: dict, path: str) -> None:
                 continue
             ck = cks[spec][j]
             mine = [r for r in rs if r["game"] == spec and r["checkpoint"] == ck]
-            if all(r["sims"] is None for r in mine):          # a pool of one: gain against the budget
-                for k, fam in enumerate(sorted({r["family"] for r in mine})):
-                    for opp in sorted({r["rung"] for r in mine}):
-                        pts = sorted((r for r in mine if r["family"] == fam and r["rung"] == opp
-                                      and r["budget"]), key=lambda r: r["budget"])
-                        if not pts:
-                            continue
-                        x = [r["budget"] * (1.0 + 0.04 * (k - 1)) for r in pts]
-                        ax.errorbar(x, [r["gain"] for r in pts], capsize=3, marker="o", color=f"C{k}",
-                                    yerr=[[r["gain"] - r["low"] for r in pts], [r["high"] - r["gain"] for r in pts]],
-                                    label=f"{fam} vs {opp}")
-                ax.set_xlabel("the high network's search budget (iterations)")
-                ax.axhline(0, color="grey", lw=0.8, ls=":")
-                ax.set_xscale("log")
-                budgets = sorted({r["budget"] for r in mine if r["budget"]})
-                ax.set_xticks(budgets, [str(b) for b in budgets])
-                ax.minorticks_off()
-                ax.set_ylim(-105, 105)
-                ax.set_title(f"{spec} - high {ck}", fontsize=9)
-                ax.set_ylabel("binary gain % of the high network [95%]")
-                ax.legend(fontsize=7)
-                continue
-            for k, alg in enumerate(algs):
-                pts = sorted((r for r in rs if r["game"] == spec and r["checkpoint"] == ck and r["algorithm"] == alg),
-                             key=lambda r: r["sims"])
+            pool = all(r["sims"] is None for r in mine)       # a pool of one: gain against the budget
+            if pool:
+                xkey = "budget"
+                series = [(f"{fam} vs {opp}", "-", [r for r in mine if r["family"] == fam
+                                                    and r["rung"] == opp and r["budget"]])
+                          for fam in sorted({r["family"] for r in mine})
+                          for opp in sorted({r["rung"] for r in mine})]
+            else:
+                xkey = "sims"
+                series = [(None, "--" if alg == REFERENCE else "-", [r for r in mine if r["algorithm"] == alg])
+                          for alg in algs]
+            for k, (label, ls, pts) in enumerate(series):
                 if not pts:
                     continue
-                x = [r["sims"] * (1.0 + 0.04 * (k - len(algs) / 2)) for r in pts]   # a small dodge
-                y = [r["gain"] for r in pts]
+                pts = sorted(pts, key=lambda r: r[xkey])
+                if label is None:
+                    label = (pts[0]["agent"] if pts[0]["algorithm"] != "calibrated"
+                             else f"calibrated ({pts[0]['agent']})")
+                x = [r[xkey] * (1.0 + 0.04 * (k - len(series) / 2)) for r in pts]   # a small dodge
                 err = [[r["gain"] - r["low"] for r in pts], [r["high"] - r["gain"] for r in pts]]
-                ax.errorbar(x, y, yerr=err, marker="o", capsize=3, color=f"C{k % 10}", label=pts[0]["agent"] if alg != "calibrated"
-                            else f"calibrated ({pts[0]['agent']})", ls="--" if alg == REFERENCE else "-")
+                ax.errorbar(x, [r["gain"] for r in pts], yerr=err, marker="o", capsize=3,
+                            color=f"C{k % 10}", label=label, ls=ls)
             ax.axhline(0, color="grey", lw=0.8, ls=":")
             ax.set_xscale("log")
             ax.set_ylim(-105, 105)
-            ax.set_title(f"{spec} - {ck}", fontsize=9)
-            ax.set_xlabel("rung: MCTS simulations")
-            ax.set_ylabel("binary gain % of the checkpoint [95%]")
             ax.legend(fontsize=7)
+            if pool:
+                budgets = sorted({r["budget"] for r in mine if r["budget"]})
+                ax.set_xticks(budgets, [str(b) for b in budgets])
+                ax.minorticks_off()
+                ax.set_title(f"{spec} - high {ck}", fontsize=9)
+                ax.set_xlabel("the high network's search budget (iterations)")
+                ax.set_ylabel("binary gain % of the high network [95%]")
+            else:
+                ax.set_title(f"{spec} - {ck}", fontsize=9)
+                ax.set_xlabel("rung: MCTS simulations")
+                ax.set_ylabel("binary gain % of the checkpoint [95%]")
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig.savefig(path, dpi=110)
