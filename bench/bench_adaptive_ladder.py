@@ -1,12 +1,13 @@
 """The adaptive level against the ladder of issue 22 item 2 as simulated players (issue 22 item 5).
 
-Each simulated player is OpenSpiel's MCTS bot with random rollouts at a fixed simulation count
-(``bench_ladder``'s ``_OSBot``, same settings), playing ``--games`` games of
-``breakthrough(rows=6,cols=6)`` against ``Opponent(level="adaptive")`` with the shipped networks and
-calibration (no ``--net``: the shipped fallback; a fresh profile per player in a temporary data
-folder), seats alternating. Both engines advance together and every ply is checked by
-``bench_ladder.legal_map`` (legal moves, player to move, end and winner; ``LadderMismatch``
-otherwise). ``--seeds`` independent fresh profiles per player (seeds 0..N-1) run in ``--workers``
+Each simulated player is a rung of the ladder of ``bench_ladder`` for the game: OpenSpiel's MCTS bot
+with random rollouts at a fixed simulation count (``_OSBot``, same settings) where OpenSpiel has the
+game at this size, this project's MCTS at fixed iterations (``mcts:iterations=N``) for
+``reversi(size=6)``. It plays ``--games`` games against ``Opponent(level="adaptive")`` with the
+shipped networks and calibration (no ``--net``: the shipped fallback; a fresh profile per player in
+a temporary data folder), seats alternating. With OpenSpiel both engines advance together and every
+ply is checked by ``bench_ladder.legal_map`` (legal moves, player to move, end and winner;
+``LadderMismatch`` otherwise). ``--seeds`` independent fresh profiles per player (seeds 0..N-1) run in ``--workers``
 processes. Reported per player, pooled over the profiles: the adaptive opponent's score (win 1, draw
 1/2, loss 0) over all games and over each profile's second half, each with its 95% radius, and
 whether it lies within 50 +- 10 points; and how often the opponent changed rung. Usage:
@@ -35,21 +36,31 @@ GAME = "breakthrough(rows=6,cols=6)"
 
 def one_player(game: str, sims: int, n_games: int, seed: int, echo=print) -> list[dict]:
     """``n_games`` games of OpenSpiel MCTS at ``sims`` simulations against one fresh adaptive profile."""
-    import pyspiel
     from descent.api import Opponent
-    name, params = OPENSPIEL[game]
-    os_game = pyspiel.load_game(name, params)
-    person = _OSBot(os_game, sims)
+    if OPENSPIEL[game]:
+        import pyspiel
+        name, params = OPENSPIEL[game]
+        os_game = pyspiel.load_game(name, params)
+        person = _OSBot(os_game, sims)
+    else:                                   # the game's ladder is this project's MCTS
+        from descent.networks import make_agent
+        os_game, person = None, make_agent(f"mcts:iterations={sims}", game)
     bot = Opponent(game, level="adaptive", player=f"openspiel-mcts{sims}-{seed}", seed=seed)
     out = []
     for g in range(n_games):
         bot.new_game()
         seat = g % 2
         person.reset(seed * 100_003 + g)
-        ref = os_game.new_initial_state()
+        ref = os_game.new_initial_state() if os_game is not None else None
         its, rung = bot.adaptive.iterations, bot.adaptive.entry["rung"]
         t0 = time.perf_counter()
         while not bot.is_over():
+            if ref is None:
+                if bot.state.to_move == seat:
+                    bot.push(person.choose(bot.state))
+                else:
+                    bot.reply()
+                continue
             if ref.is_terminal():
                 raise LadderMismatch(f"{game} at ply {bot.state.ply}: game over in OpenSpiel only")
             mapping = legal_map(game, bot.state, ref)
@@ -65,7 +76,7 @@ def one_player(game: str, sims: int, n_games: int, seed: int, echo=print) -> lis
                 os_action = mapping[bot.state.move_stack[-1]]
             ref.apply_action(os_action)
         w = bot.outcome().winner
-        if not ref.is_terminal() or _os_winner(ref) != w:
+        if ref is not None and (not ref.is_terminal() or _os_winner(ref) != w):
             raise LadderMismatch(f"{game}: the ends or winners differ (ours {w})")
         bot_score = 0.5 if w is None else 0.0 if w == seat else 1.0
         bot.end_game(seat)
@@ -99,7 +110,7 @@ def _task(args):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--game", default=GAME, choices=[g for g, v in OPENSPIEL.items() if v])
+    ap.add_argument("--game", default=GAME, choices=sorted(OPENSPIEL))
     ap.add_argument("--sims", default="100,400,1000", help="simulation counts of the simulated players")
     ap.add_argument("--games", type=int, default=30, help="games per simulated player and profile (seats alternate)")
     ap.add_argument("--seeds", type=int, default=1, help="independent fresh profiles per player (seeds 0..N-1)")
@@ -124,7 +135,9 @@ def main(argv=None) -> int:
     for sims in sims_list:
         label, rs = f"mcts{sims}", [runs[sims][s] for s in range(args.seeds)]
         res = summary(rs)
-        out["players"][label] = {"person": f"OpenSpiel MCTS, {sims} simulations, random rollouts",
+        person = (f"OpenSpiel MCTS, {sims} simulations, random rollouts" if OPENSPIEL[args.game] else
+                  f"this project's MCTS (mcts:iterations={sims}), random playouts")
+        out["players"][label] = {"person": person,
                                  "summary": res, "runs": rs,
                                  "seconds": sum(g["seconds"] for r in rs for g in r)}
         a, h = res["all"], res["second_half"]

@@ -106,7 +106,7 @@ def beaten_rungs(ladder_entry: dict, label: str, path: str) -> dict:
         score = sum(r["score"] for r in recs) / len(recs)
         if score > 0.5:
             out[b] = {"sims": players[b]["sims"], "score": round(score, 4), "games": len(recs)}
-    return dict(sorted(out.items(), key=lambda kv: kv[1]["sims"]))
+    return dict(sorted(out.items(), key=lambda kv: (kv[1]["sims"], kv[0].endswith("-ours"))))
 
 
 # ---- statistics -----------------------------------------------------------------------------------
@@ -313,18 +313,21 @@ def plan(args, data: dict, ladder: dict) -> list[tuple[str, list]]:
         if "ladder" in lad:
             entry["ladder"] = lad["ladder"]
         pairs = []
+        given = [rung_player(spec, s) for s in args.rungs.split(",") if s]
         for ck in checkpoints_of(spec, args):
             if args.low:
                 beaten = {}
-            elif args.rungs:
-                beaten = {f"mcts{int(s)}": {"sims": int(s)} for s in args.rungs.split(",") if s}
+            elif given:
+                beaten = {p["label"]: {"sims": p["sims"]} for p in given}
             else:
                 beaten = beaten_rungs(lad, ck["label"], ck["path"])
             entry["checkpoints"][ck["label"]] = {"path": ck["path"], "beaten": beaten,
                                                  "ladder_agent": lad.get("agent")}
             said = ", ".join(f"{r} {100 * v['score']:.0f}%" if "score" in v else r for r in beaten for v in [beaten[r]])
             print(f"{spec} {ck['label']}: rungs {said or 'none beaten'}", flush=True)
-            rungs = [rung_player(spec, v["sims"]) for v in beaten.values()]
+            # the ladder's label says the engine: mctsN-ours is ours above OpenSpiel's (bench_ladder)
+            rungs = [rung_player(spec, f"ours:{v['sims']}" if r.endswith("-ours") else v["sims"])
+                     for r, v in beaten.items()]
             if args.low:
                 rungs = [low_player(spec, args.low, args.low_agent)]
                 entry["checkpoints"][ck["label"]]["low"] = rungs[0]["path"]
@@ -356,7 +359,8 @@ def main(argv=None) -> int:
                     help="';'-separated agent specs (net= added), 'calibrated' for the shipped calibration")
     ap.add_argument("--calibrated-budget", type=int, default=None,
                     help="play 'calibrated' at these iterations, with every checkpoint")
-    ap.add_argument("--rungs", default="", help="simulation counts: these rungs instead of the beaten ones")
+    ap.add_argument("--rungs", default="", help="these rungs instead of the beaten ones (bench_ladder's "
+                    "tokens: N, or ours:N for this project's MCTS above OpenSpiel's)")
     ap.add_argument("--ladder", default=DEFAULT_LADDER, help="results of bench_ladder.py")
     ap.add_argument("--games", type=int, default=40, help="games per cell (seats alternate)")
     ap.add_argument("--workers", type=int, default=1)

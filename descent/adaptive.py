@@ -14,7 +14,10 @@ lowest ranked up; ``descent rank`` writes the pools), and on top Unbounded Minim
 network (the strongest level). Without pools the ladder is Minibal_+ then Minimax with the best
 network, or with the networks shipped in the repository (Minibal_+ with the early then the final
 one, then Minimax with the final one; ``descent.shipped``), or with random-playout leaves when there
-is no network (or ``net=None``). The start is the top Minibal_+
+is no network (or ``net=None``). Every ladder with a network has one more rung at the bottom,
+Minibal_+ with random-playout leaves (``FLOOR``): for a person weaker than the weakest network at
+one iteration (the shipped breakthrough early network at 1-3 iterations still won 65% against
+OpenSpiel's MCTS at 100 simulations, BENCHMARKS.md). The start is the top Minibal_+
 rung at the calibrated budget (``descent calibrate``, else the calibration shipped with the
 shipped networks) or ``DEFAULT_ITERATIONS``.
 
@@ -123,10 +126,19 @@ def update(entry: dict, person_score: float, rungs: int, lo: float, hi: float, s
     return entry
 
 
+FLOOR = {"algorithm": "minibal_plus", "net": None, "label": "minibal_plus@playout"}
+
+
 def ladder(game_spec: str, root=None, net: str | None = "best") -> list[dict]:
     """The rungs, weakest first: {"algorithm", "net" (path or None), "label"}. ``net``: "best"
     (the pools, else the best network, else the shipped networks: early then final), a network
-    path (Minibal_+ then Minimax with it) or None (random-playout leaves)."""
+    path (Minibal_+ then Minimax with it) or None (random-playout leaves). A ladder with a network
+    starts with ``FLOOR``, Minibal_+ on random-playout leaves."""
+    rungs = _network_ladder(game_spec, root, net)
+    return rungs if all(r["net"] is None for r in rungs) else [dict(FLOOR)] + rungs
+
+
+def _network_ladder(game_spec: str, root, net) -> list[dict]:
     from descent import shipped
     from descent.networks import best_network, ranked_pools
     from training.run import DEFAULT_ROOT

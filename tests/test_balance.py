@@ -336,10 +336,12 @@ def test_pool_calibration_feeds_evaluate_report_play_and_the_ladder(pool_run, tm
     # play: the balanced level uses the calibrated budget with the best network
     bot = Opponent("tic_tac_toe", level="balanced", root=pool_run.parent)
     assert f"iterations={res['budget']}," in bot.spec and "net=" in bot.spec
-    # the adaptive ladder: both low nets and the high net with Minibal_+, then Minimax on top
+    # the adaptive ladder: the playout floor, both low nets and the high net with Minibal_+, then
+    # Minimax on top
     a = Adaptive("lee", "tic_tac_toe", root=pool_run.parent)
-    assert [r["algorithm"] for r in a.rungs] == ["minibal_plus"] * 2 + ["minimax"]
-    assert a.entry["rung"] == 1 and a.iterations == res["budget"]
+    assert [r["algorithm"] for r in a.rungs] == ["minibal_plus"] * 3 + ["minimax"]
+    assert a.rungs[0]["net"] is None and all(r["net"] for r in a.rungs[1:])
+    assert a.entry["rung"] == 2 and a.iterations == res["budget"]
     for _ in range(12):                          # a person who always wins pushes it to the top rung
         a.record(1.0)
     assert a.rung["algorithm"] == "minimax"

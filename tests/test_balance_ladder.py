@@ -122,3 +122,24 @@ def test_a_pool_of_one_plays_the_low_network_from_shared_random_openings(tmp_pat
     # another opening length in the same file is refused in one line
     assert bbl.main(argv + ["--opening-plies", "2"]) == 2
     assert "random opening plies" in capsys.readouterr().err
+
+
+def test_our_rungs_above_openspiel_are_played_by_our_engine(tmp_path):
+    spec = "breakthrough(rows=6,cols=6)"
+    entry = {"players": {"final": {"label": "final", "kind": "net", "path": "x.weights.h5"},
+                         "mcts10": {"label": "mcts10", "kind": "rung", "sims": 10},
+                         "mcts10-ours": {"label": "mcts10-ours", "kind": "rung", "sims": 10,
+                                         "agent": "mcts:iterations=10"}},
+             "matches": {"final|mcts10-ours": _recs([1, 1, 1, 0]), "final|mcts10": _recs([1, 1, 0.5, 1])}}
+    assert list(bbl.beaten_rungs(entry, "final", "x.weights.h5")) == ["mcts10", "mcts10-ours"]
+    ladder = tmp_path / "ladder.json"
+    ladder.write_text(json.dumps({"games": {spec: entry}}))
+    net = "checkpoints/shipped/breakthrough_rows-6_cols-6/final.weights.h5"
+    out = tmp_path / "results.json"
+    argv = ["--game", spec, "--net", f"final={net}", "--ladder", str(ladder), "--json", str(out),
+            "--algorithms", "minibal_plus:iterations=2", "--rungs", "ours:10", "--games", "1",
+            "--workers", "1", "--figure", str(tmp_path / "fig.png")]
+    assert bbl.main(argv) == 0
+    played = json.loads(out.read_text())["games"][spec]
+    assert played["players"]["mcts10-ours"]["agent"] == "mcts:iterations=10"
+    assert list(played["matches"]) == ["final/minibal_plus:iterations=2|mcts10-ours"]

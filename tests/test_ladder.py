@@ -68,3 +68,26 @@ def test_elo_anchor_is_the_weakest_rung():
     assert elo["mcts10"]["elo"] == 0.0
     assert 0 < elo["mcts100"]["elo"] < elo["net"]["elo"]
     assert elo["net"]["lo"] <= elo["net"]["elo"] <= elo["net"]["hi"]
+
+
+def test_our_mcts_rungs_above_openspiel_keep_the_outside_anchor():
+    spec = "breakthrough(rows=6,cols=6)"
+    ours = bl.rung_player(spec, "ours:20")
+    outside = bl.rung_player(spec, "20")
+    assert ours["label"] == "mcts20-ours" and ours["agent"] == "mcts:iterations=20"
+    assert outside["label"] == "mcts20" and "agent" not in outside
+    assert bl.rung_player("reversi(size=6)", "ours:20")["label"] == "mcts20"   # reversi's ladder is ours
+    # our engine against OpenSpiel's: both advance together and agree at every ply
+    rec = bl.play_game(spec, ours, outside, 1, seed=5)
+    assert rec["winner"] in (0, 1) and rec["plies"] > 0
+    with pytest.raises(SystemExit, match="not N or ours:N"):
+        bl.rung_player(spec, "ours:many")
+    entry = {"players": {p["label"]: p for p in (ours, outside, bl.rung_player(spec, 10))},
+             "anchor": "mcts10",
+             "matches": {"mcts10|mcts20": [{"score": s, "index": i, "seconds": 0}
+                                           for i, s in enumerate([0, 1, 0, 0, 0.5, 0])],
+                         "mcts20|mcts20-ours": [{"score": s, "index": i, "seconds": 0}
+                                                for i, s in enumerate([0, 1, 0, 1, 0, 0])]}}
+    assert [p["label"] for p in bl._rungs(entry)] == ["mcts10", "mcts20", "mcts20-ours"]
+    elo = bl.elo_table(entry, boot=20)
+    assert elo["mcts10"]["elo"] == 0.0 and 0 < elo["mcts20"]["elo"] < elo["mcts20-ours"]["elo"]

@@ -108,7 +108,7 @@ def test_balanced_opponent_without_a_run_of_ones_own(tmp_path):
     assert len(bot.record()) == 2
     # the adaptive level: the shipped networks as its ladder, from the shipped calibration
     a = Opponent("tic_tac_toe", level="adaptive", player="Ann", root=tmp_path)
-    assert [r["net"] for r in a.adaptive.rungs] == [shipped.network("tic_tac_toe", "early"), final, final]
+    assert [r["net"] for r in a.adaptive.rungs] == [None, shipped.network("tic_tac_toe", "early"), final, final]
     assert a.adaptive.rung["net"] == final and a.adaptive.rung["algorithm"] == "minibal_plus"
     if cal is not None:
         assert a.adaptive.iterations == int(cal["budget"])
@@ -235,3 +235,24 @@ def test_shipped_calibration_feeds_the_balanced_level(small_run, base, tmp_path)
     (base / "tic_tac_toe" / "card.json").write_text(json.dumps(card))
     with pytest.raises(CheckpointError):
         shipped.calibration("tic_tac_toe", base)
+
+
+def test_a_person_weaker_than_the_early_network_reaches_the_playout_floor(tmp_path):
+    """Below the weakest network at one iteration the ladder has Minibal_+ on random playouts."""
+    from descent.api import Opponent
+    bot = Opponent("breakthrough(rows=6,cols=6)", level="adaptive", player="Novice", root=tmp_path, seed=1)
+    rungs = bot.adaptive.rungs
+    assert [r["label"] for r in rungs] == ["minibal_plus@playout", "minibal_plus@shipped-early",
+                                           "minibal_plus@shipped-final", "minimax@shipped-final"]
+    for _ in range(30):                         # the person loses every game
+        if bot.adaptive.rung["net"] is None:
+            break
+        bot.adaptive.record(0.0)
+    assert bot.adaptive.entry["rung"] == 0
+    bot.new_game()
+    assert bot.network is None and "eval=playout" in bot.spec and "minibal_plus" in bot.spec
+    bot.reply()                                 # it plays a legal move at the floor
+    assert len(bot.state.move_stack) == 1
+    for _ in range(10):                         # at the floor's bottom it stays there, clipped
+        bot.adaptive.record(0.0)
+    assert bot.adaptive.entry["rung"] == 0 and bot.adaptive.iterations == 1
