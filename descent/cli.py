@@ -580,7 +580,12 @@ def _print_pools(pools):
               help="Run on Ray: auto, an address, or local (a cluster started for the run).")
 @click.option("--allow-untrained", is_flag=True,
               help="Also rank members whose final checkpoint never saw a self-play game.")
-def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_address, allow_untrained):
+@click.option("--early", default=None, metavar="MILESTONE",
+              help="The low pool's milestone (default: the run's first), e.g. 35m of 10m,35m,120m.")
+@click.option("--final", default=None, metavar="MILESTONE",
+              help="The milestone ranked and kept in the high pool (default: the run's last).")
+def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_address, allow_untrained,
+         early, final):
     """Round-robin tournament of the final networks; split them into high and low pools."""
     from descent.tournament import rank as do_rank
     info = _load(game)
@@ -588,7 +593,7 @@ def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_add
     from descent.config import config_ray
     pools = do_rank(run_dir, info.spec, agent, games_per_pair, opening_plies, workers, seed,
                     ray_address=ray_address or config_ray(info.spec), echo=click.echo,
-                    allow_untrained=allow_untrained)
+                    allow_untrained=allow_untrained, early=early, final=final)
     _print_pools(pools)
     click.echo(f"pools written to {run_dir}/pools.json; results in {run_dir}/results.db")
 

@@ -107,9 +107,14 @@ def find_nets(run_dir: Path, game: str) -> dict[int, list[Net]]:
     return dict(sorted(out.items()))
 
 
-def select_members(run_dir: Path, game: str, allow_untrained: bool = False) -> dict:
+def select_members(run_dir: Path, game: str, allow_untrained: bool = False, early: str | None = None,
+                   final: str | None = None) -> dict:
     """The early and final checkpoint of every member that reached all the run's milestones and
-    whose final checkpoint saw at least one self-play game (unless ``allow_untrained``).
+    whose final checkpoint saw at least one self-play game (unless ``allow_untrained``). ``early``
+    and ``final`` name two of the run's milestones instead of its first and last (a run with
+    milestones 10m,35m,120m ranks its 120m networks with the 35m ones as the low pool: 35:120 is
+    the Minibal paper's 20:70); a member then needs only those two. ``ProtocolError`` when the run
+    has no such milestone or ``early`` does not come before ``final``.
 
     Returns ``{"milestones": [...], "early": {m: Net}, "final": {m: Net}, "excluded": [{member,
     has, missing}], "untrained": [{member, net, games, examples}], "undertrained": [{member, net,
@@ -132,6 +137,16 @@ def select_members(run_dir: Path, game: str, allow_untrained: bool = False) -> d
         names = sorted(seen, key=seen.get)
         note = (f"{run_dir}/run.json records no milestones; using those found in the members: "
                 f"{', '.join(names) or 'none'}")
+    if early is not None or final is not None:
+        chosen = [early or (names[0] if names else None), final or (names[-1] if names else None)]
+        for opt, x in zip(("--early", "--final"), chosen):
+            if x not in names:
+                raise ProtocolError(f"{run_dir}: {opt} {x!r} is not a milestone of the run (it has "
+                                    f"{', '.join(names) or 'none'})")
+        if names.index(chosen[0]) >= names.index(chosen[1]):
+            raise ProtocolError(f"{run_dir}: --early {chosen[0]!r} must come before --final {chosen[1]!r} "
+                                f"(the run's milestones: {', '.join(names)})")
+        names = chosen
     early, final, excluded = {}, {}, []
     members = sorted(set(nets) | {int(p.name.split("_")[1]) for p in run_dir.glob("member_*")
                                   if p.name.split("_")[1].isdigit()})
@@ -254,16 +269,18 @@ def _split_confidence(n: int, games: list, units: list, high_idx: list[int], low
 def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
          games_per_pair: int = DEFAULT_RANK_GAMES, opening_plies: int = DEFAULT_OPENING_PLIES,
          workers: int = 1, seed: int = 0, db_path=None, progress=True, echo=print,
-         ray_address: str | None = None, allow_untrained: bool = False) -> dict:
+         ray_address: str | None = None, allow_untrained: bool = False, early: str | None = None,
+         final: str | None = None) -> dict:
     """Round-robin among the final checkpoints; pools written to ``<run>/pools.json`` with the
     confidence of the split and the early-versus-final check of the low pool. A member whose final
     checkpoint never saw a self-play game is left out (``allow_untrained`` keeps it); checkpoints
-    flagged undertrained are kept with a warning."""
+    flagged undertrained are kept with a warning. ``early``/``final``: two milestones of the run
+    instead of its first and last (``select_members``)."""
     from search_ext.agents import parse_agent
     from training.fileio import write_json
     parse_agent(agent)
     run_dir = Path(run_dir)
-    sel = select_members(run_dir, game, allow_untrained)
+    sel = select_members(run_dir, game, allow_untrained, early, final)
     for x in sel["untrained"]:
         echo(f"left out: member {x['member']}'s final checkpoint {x['net']} never saw a self-play "
              f"game (0 games, {x['examples'] if x['examples'] is not None else '?'} examples): an "

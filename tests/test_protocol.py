@@ -556,3 +556,41 @@ def test_rank_leaves_out_untrained_members_and_flags_undertrained_checkpoints(tm
     assert "trained on 40 self-play games, 4000 examples" in text
     assert "member 0 (final checkpoint m00@b never saw a self-play game)" in text
     assert "m01@a is undertrained (3 self-play games, 300 examples" in text
+
+
+def test_rank_early_and_final_milestones_by_name(tmp_path):
+    """A run with milestones a, b, c: --early b --final c ranks the c networks with b as the low
+    pool (a member lacking a is kept); a milestone the run lacks, or early after final, is one line."""
+    from descent.tournament import ProtocolError, select_members
+    from training.fileio import write_json
+    from training.network import build_model, save_weights
+    cfg = {"network": {"filters": 4, "blocks": 1, "head_units": 8}}
+    write_json(tmp_path / "run.json", {"game": "tic_tac_toe", "config": cfg, "seed": 0, "format": "descent-run-1",
+                                       "milestones": [["a", 1.0], ["b", 2.0], ["c", 3.0]]})
+    for m in range(2):
+        d = tmp_path / f"member_{m:02d}"
+        d.mkdir()
+        for i, name in enumerate("abc"):
+            if m == 1 and name == "a":
+                continue
+            save_weights(d / f"milestone_{name}.weights.h5", build_model((3, 3, 2), 4, 1, 8, seed=10 * m + i),
+                         {"game": "tic_tac_toe", "member": m, "milestone": name, "milestone_seconds": i + 1.0,
+                          "network": cfg["network"], "planes_shape": [3, 3, 2]})
+    default = select_members(tmp_path, "tic_tac_toe")
+    assert sorted(default["final"]) == [0] and default["excluded"][0]["missing"] == ["a"]
+    sel = select_members(tmp_path, "tic_tac_toe", early="b")
+    assert sorted(sel["final"]) == [0, 1] and sel["milestones"] == ["b", "c"]
+    assert {n.milestone for n in sel["early"].values()} == {"b"}
+    assert {n.milestone for n in sel["final"].values()} == {"c"}
+    assert select_members(tmp_path, "tic_tac_toe", early="a", final="b")["milestones"] == ["a", "b"]
+    with pytest.raises(ProtocolError, match="must come before"):
+        select_members(tmp_path, "tic_tac_toe", early="c", final="b")
+    r = descent("rank", "tic_tac_toe", "--run", str(tmp_path), "--early", "20d", *RANK)
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert "--early '20d' is not a milestone of the run (it has a, b, c)" in r.stderr
+    assert not (tmp_path / "pools.json").exists()
+    r = descent("rank", "tic_tac_toe", "--run", str(tmp_path), "--early", "b", "--final", "c", *RANK)
+    assert r.returncode == 0, r.stderr
+    pools = json.loads((tmp_path / "pools.json").read_text())
+    assert {p["net"].split("@")[1] for p in pools["high"]} == {"c"}
+    assert {p["net"].split("@")[1] for p in pools["low"]} == {"b"}
