@@ -11,8 +11,8 @@ milestone_<D>.weights.h5 and .json, status.json and log.jsonl; and run.json. Not
 ``--cpu`` is a JSON object {"member_NN/milestone_<D>.json": {"cpu_s": S}, ...} (CPU seconds,
 user+sys of the training process tree, when that file appeared) plus optionally {"total_cpu_s": S}
 for latest.h5; ``--cpu-before`` adds the CPU-hours of earlier sessions of the same run. A
-milestone already in the folder's checkpoints.json (same label and games: exported by an earlier
-session) keeps the CPU-hours recorded then.
+checkpoint already in the folder's checkpoints.json (same label and games: exported by an earlier
+session, or a member that did not train in this one) keeps the CPU-hours recorded then.
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def main(argv=None) -> int:
     before = {}
     if (out / "checkpoints.json").is_file():
         before = {r["label"]: r for r in json.loads((out / "checkpoints.json").read_text())
-                  if r.get("milestone") and r.get("cpu_hours") is not None}
+                  if r.get("cpu_hours") is not None}
     shutil.copy2(run / "run.json", out / "run.json")
     rows = []
     if (out / "untrained.weights.h5").is_file():      # the architecture with initial weights: CPU 0
@@ -72,7 +72,10 @@ def main(argv=None) -> int:
                          "games": meta["games"], "examples": meta["examples"],
                          "train_seconds": round(meta["train_seconds"], 1),
                          "cpu_hours": None if c is None else round(args.cpu_before + c["cpu_s"] / 3600, 4)})
-        if status:
+        latest = f"m{int(member.name[7:])}-latest"
+        if status and latest in before and before[latest]["games"] == status.get("games"):
+            rows.append(before[latest])          # a member that did not train this session
+        elif status:
             total = cpu.get(f"{member.name}/total_cpu_s")
             rows.append({"label": f"m{int(member.name[7:])}-latest", "member": int(member.name[7:]),
                          "milestone": None, "path": f"{member.name}/latest.h5", "games": status.get("games"),
