@@ -460,6 +460,18 @@ def _nets(entry):
                   key=lambda p: (p.get("cpu_hours") or 0, p["label"]))
 
 
+def unbeaten_bounds(entry: dict) -> dict:
+    """{checkpoint label: Elo of the strongest rung it played} for every checkpoint that won all its
+    games against rungs (its own fitted Elo only reflects the fit's ridge)."""
+    out = {}
+    for p in _nets(entry):
+        rows = [x for x in entry.get("pairs", []) if x["a"] == p["label"] and x["b"] in entry["elo"]
+                and entry["players"].get(x["b"], {}).get("kind") == "rung"]
+        if rows and all(x["score"] == 1.0 for x in rows):
+            out[p["label"]] = max(entry["elo"][x["b"]]["elo"] for x in rows)
+    return out
+
+
 def _figures(data: dict, folder: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -475,14 +487,21 @@ def _figures(data: dict, folder: str) -> None:
             run = parts[parts.index("training-runs") + 1] if "training-runs" in parts[:-1] else ""
             return run, p.get("member", 0)
         lines = sorted({line(p) for p in nets})
+        bound = unbeaten_bounds(entry)
         for run, m in lines:
             pts = sorted((p for p in nets if line(p) == (run, m)), key=lambda p: p["cpu_hours"])
-            x = [p["cpu_hours"] for p in pts]
-            y = [entry["elo"][p["label"]]["elo"] for p in pts]
-            lo = [y[i] - entry["elo"][p["label"]]["lo"] for i, p in enumerate(pts)]
-            hi = [entry["elo"][p["label"]]["hi"] - y[i] for i, p in enumerate(pts)]
+            # an unbeaten checkpoint's fitted Elo is the fit's ridge: draw it at the strongest rung it
+            # beat, as a lower bound (an open triangle, no interval)
+            rated = [p for p in pts if p["label"] not in bound]
+            y = [entry["elo"][p["label"]]["elo"] for p in rated]
+            lo = [y[i] - entry["elo"][p["label"]]["lo"] for i, p in enumerate(rated)]
+            hi = [entry["elo"][p["label"]]["hi"] - y[i] for i, p in enumerate(rated)]
             name = f"{run}, member {m}" if len({r for r, _ in lines}) > 1 else f"member {m}"
-            ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=3, label=name)
+            bar = ax.errorbar([p["cpu_hours"] for p in rated], y, yerr=[lo, hi], marker="o", capsize=3, label=name)
+            up = [(p["cpu_hours"], bound[p["label"]]) for p in pts if p["label"] in bound]
+            if up:
+                ax.plot(*zip(*up), ls="none", marker="^", ms=11, mfc="white", color=bar[0].get_color(),
+                        label="unbeaten: at least this" if (run, m) == lines[0] else None)
         played = {k.split("|")[1] for k in entry["matches"] if not k.startswith("mcts")}
         for r in _rungs(entry):
             if r["label"] in entry["elo"]:

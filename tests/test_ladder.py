@@ -91,3 +91,13 @@ def test_our_mcts_rungs_above_openspiel_keep_the_outside_anchor():
     assert [p["label"] for p in bl._rungs(entry)] == ["mcts10", "mcts20", "mcts20-ours"]
     elo = bl.elo_table(entry, boot=20)
     assert elo["mcts10"]["elo"] == 0.0 and 0 < elo["mcts20"]["elo"] < elo["mcts20-ours"]["elo"]
+
+
+def test_an_unbeaten_checkpoint_is_bounded_by_the_strongest_rung_it_beat():
+    entry = {"players": {"mcts10": {"label": "mcts10", "kind": "rung", "sims": 10},
+                         "mcts100": {"label": "mcts100", "kind": "rung", "sims": 100},
+                         "a": {"label": "a", "kind": "net"}, "b": {"label": "b", "kind": "net"}},
+             "elo": {"mcts10": {"elo": 0.0}, "mcts100": {"elo": 150.0}, "a": {"elo": 900.0}, "b": {"elo": 80.0}},
+             "pairs": [{"a": "a", "b": "mcts10", "score": 1.0}, {"a": "a", "b": "mcts100", "score": 1.0},
+                       {"a": "b", "b": "mcts10", "score": 1.0}, {"a": "b", "b": "mcts100", "score": 0.25}]}
+    assert bl.unbeaten_bounds(entry) == {"a": 150.0}
