@@ -35,7 +35,8 @@ GAME = "breakthrough(rows=6,cols=6)"
 
 
 def one_player(game: str, sims: int, n_games: int, seed: int, echo=print) -> list[dict]:
-    """``n_games`` games of OpenSpiel MCTS at ``sims`` simulations against one fresh adaptive profile."""
+    """``n_games`` games of the ladder's MCTS at ``sims`` simulations (OpenSpiel's, or ours for a game
+    OpenSpiel lacks) against one fresh adaptive profile."""
     from descent.api import Opponent
     if OPENSPIEL[game]:
         import pyspiel

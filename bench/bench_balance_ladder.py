@@ -64,7 +64,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from bench_ladder import (OPENSPIEL, ROOT, SLUGS, load_results, net_player, pair_key,  # noqa: E402
-                          rung_player, run_tasks, save_results, schedule)
+                          rung_player, rung_token, run_tasks, save_results, schedule)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_JSON = os.path.join(HERE, "results_balance_ladder.json")
@@ -325,9 +325,7 @@ def plan(args, data: dict, ladder: dict) -> list[tuple[str, list]]:
                                                  "ladder_agent": lad.get("agent")}
             said = ", ".join(f"{r} {100 * v['score']:.0f}%" if "score" in v else r for r in beaten for v in [beaten[r]])
             print(f"{spec} {ck['label']}: rungs {said or 'none beaten'}", flush=True)
-            # the ladder's label says the engine: mctsN-ours is ours above OpenSpiel's (bench_ladder)
-            rungs = [rung_player(spec, f"ours:{v['sims']}" if r.endswith("-ours") else v["sims"])
-                     for r, v in beaten.items()]
+            rungs = [rung_player(spec, rung_token(r, v["sims"])) for r, v in beaten.items()]
             if args.low:
                 rungs = [low_player(spec, args.low, args.low_agent)]
                 entry["checkpoints"][ck["label"]]["low"] = rungs[0]["path"]

@@ -270,6 +270,11 @@ def rung_player(spec: str, token) -> dict:
             "engine": f"this project's MCTS (mcts:iterations={sims}), random playouts"}
 
 
+def rung_token(label: str, sims: int) -> str:
+    """The ``--rungs`` token of the rung labelled ``label`` (``rung_player``'s inverse)."""
+    return f"ours:{sims}" if label.endswith("-ours") else str(sims)
+
+
 def _rung_order(p: dict):
     """Rungs by strength: simulations, the outside engine before ours at equal counts."""
     return p["sims"], "agent" in p
@@ -602,13 +607,6 @@ def main(argv=None) -> int:
             return 2
         entry["agent"] = args.agent
         rungs = [rung_player(spec, x) for x in args.rungs.split(",") if x]
-        for p in rungs:
-            entry["players"].setdefault(p["label"], p)
-        entry["anchor"] = _rungs(entry)[0]["label"]         # the weakest rung, the outside engine's
-        if OPENSPIEL[spec] and any("agent" in p for p in _rungs(entry)):
-            entry["ladder"] += ("; the rungs labelled mctsN-ours, above OpenSpiel's, are this project's MCTS "
-                                "(mcts:iterations=N, random playouts), rated through their games with their "
-                                "neighbours")
         nets = []
         if args.checkpoints:
             with open(args.checkpoints) as f:
@@ -626,6 +624,11 @@ def main(argv=None) -> int:
             nets.append(net_player(label, path, args.agent))
         for p in rungs + nets:
             entry["players"][p["label"]] = p
+        entry["anchor"] = _rungs(entry)[0]["label"]         # the weakest rung, the outside engine's
+        if OPENSPIEL[spec] and any("agent" in p for p in _rungs(entry)):
+            entry["ladder"] += ("; the rungs labelled mctsN-ours, above OpenSpiel's, are this project's MCTS "
+                                "(mcts:iterations=N, random playouts), rated through their games with their "
+                                "neighbours")
         rungs.sort(key=_rung_order)
         net_rungs = rungs if args.net_rungs is None else [rung_player(spec, x) for x in
                                                            args.net_rungs.split(",") if x]

@@ -180,8 +180,6 @@ def _join(spec: str, extra: str) -> str:
     return spec + ("," if ":" in spec else ":") + extra if extra else spec
 
 
-
-
 class _Openings:
     def __init__(self, game: str, plies: int, seed: int, stage: str):
         self.game, self.plies, self.seed, self.stage = game, plies, seed, stage

@@ -101,3 +101,10 @@ def test_an_unbeaten_checkpoint_is_bounded_by_the_strongest_rung_it_beat():
              "pairs": [{"a": "a", "b": "mcts10", "score": 1.0}, {"a": "a", "b": "mcts100", "score": 1.0},
                        {"a": "b", "b": "mcts10", "score": 1.0}, {"a": "b", "b": "mcts100", "score": 0.25}]}
     assert bl.unbeaten_bounds(entry) == {"a": 150.0}
+
+
+def test_rung_token_is_the_inverse_of_rung_player():
+    for spec, token in (("breakthrough(rows=6,cols=6)", "ours:300"), ("breakthrough(rows=6,cols=6)", "300"),
+                        ("reversi(size=6)", "300")):
+        p = bl.rung_player(spec, token)
+        assert bl.rung_player(spec, bl.rung_token(p["label"], p["sims"])) == p
