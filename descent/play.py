@@ -55,8 +55,12 @@ def play(game: str, opponent, seat: int, plain: bool, save: str | None = None) -
     if getattr(bot, "adaptive", None) is not None:
         say(f"Opponent: {bot.adaptive.describe()}.")
     if bot.network is None:
-        say("No trained network found for this game: the computer evaluates positions by random "
-            "playouts (train one with `descent train`).")
+        from descent.shipped import specs_for
+        others = [s for s in specs_for(bot.info.spec) if s != bot.info.spec]
+        ship_note = (" Networks ship for " + ", ".join(f"'{s}'" for s in others)
+                     + f": for example `descent play '{others[0]}'`." if others else "")
+        say(f"No trained network found for {bot.info.spec}: the computer evaluates positions by random "
+            f"playouts (train one with `descent train '{bot.info.spec}'`)." + ship_note)
     else:
         from descent.shipped import is_shipped
         say(f"The computer uses the network {bot.network}"
@@ -108,11 +112,13 @@ def play(game: str, opponent, seat: int, plain: bool, save: str | None = None) -
             redraw = True
         else:
             try:
-                bot.push(text.strip())
+                action = state.parse_move(text.strip())
             except GameError as exc:
                 say(f"That move is not possible: {exc}. Type 'moves' for the legal moves or 'help'.")
                 continue
-            say(f"You ({me}) play {state.move_to_str(state.peek())}.")
+            played = state.move_to_str(action)    # in the position before the move, as typed
+            bot.push(action)
+            say(f"You ({me}) play {played}.")
             redraw = True
     say("")
     say(_colour(str(state), plain))

@@ -192,6 +192,13 @@ def find(game_spec: str, base=None) -> tuple[Path, dict] | None:
     return d, card
 
 
+def specs_for(game: str, base=None) -> list[str]:
+    """The specs of the shipped networks of the game named ``game`` (a name such as ``havannah``
+    or any spec of it), in name order: what to suggest to a user whose size has no network."""
+    name = game.split("(")[0].strip()
+    return [card["game"] for _, card in entries(base) if card["game"].split("(")[0] == name]
+
+
 def network(game_spec: str, role: str = "final", base=None) -> str | None:
     """The path of the shipped ``role`` network of ``game_spec``, or None."""
     found = find(game_spec, base)

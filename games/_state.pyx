@@ -200,8 +200,14 @@ cdef class State:
         return LegalMoves(self)
 
     def is_legal(self, action) -> bool:
-        """Whether ``action`` (an action id) is legal here; False for anything that is not an
-        action id of this game."""
+        """Whether ``action`` (an action id, or a move in the game's notation) is legal here; False
+        for anything that is neither an action id of this game nor a move text that parses."""
+        if isinstance(action, str):
+            try:
+                self.parse_move(action)
+            except GameError:
+                return False
+            return True
         if isinstance(action, bool) or not isinstance(action, numbers.Integral):
             return False
         if not 0 <= action < self.num_actions:
