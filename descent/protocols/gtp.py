@@ -1,0 +1,244 @@
+"""``descent engine GAME --protocol gtp``: the Go Text Protocol (version 2) on stdin/stdout.
+
+Commands: ``protocol_version``, ``name``, ``version``, ``known_command``, ``list_commands``,
+``boardsize`` (the game's size: ``size``, havannah's ``base``), ``clear_board``, ``komi`` (accepted,
+no game here uses it), ``play``, ``genmove``, ``undo``, ``showboard``, ``time_settings``,
+``time_left``, ``final_score``, ``quit``. Replies are ``=[id] result`` or ``?[id] error`` followed by
+an empty line; comments (``#``) and control characters are removed as GTP says. An unknown command
+gets ``? unknown command``, a malformed one ``? syntax error``, and neither stops the engine.
+
+Vertices: a column letter from ``A`` skipping ``I`` and the row from the bottom (``notation``);
+``pass`` (reversi, when it is the only move) and ``swap`` (havannah). A ``play`` or ``genmove`` for
+the colour not to move is refused, except that a forced pass of the side to move is played first
+(reversi). ``genmove`` searches for the level's budget, capped by the clock of ``time_settings`` /
+``time_left`` when one is set; ``final_score`` gives the winner (``B+``/``W+``: reversi's disc
+difference, 1 for the other games) or ``0`` for a draw.
+"""
+from __future__ import annotations
+
+import re
+import sys
+
+from games.errors import GameError
+from descent.protocols import notation as nt
+from descent.protocols.player import Player, Settings
+from descent.protocols.thinking import Limits
+
+COMMANDS = ("protocol_version", "name", "version", "known_command", "list_commands", "boardsize",
+            "clear_board", "komi", "play", "genmove", "undo", "showboard", "time_settings",
+            "time_left", "final_score", "quit")
+
+
+class GtpFailure(Exception):
+    """A command's failure: its message is the ``?`` reply."""
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("descent")
+    except Exception:
+        return "0"
+
+
+class GtpServer:
+    def __init__(self, game: str, settings: Settings, out=None):
+        self.out = out or sys.stdout
+        self.player = Player(game, settings)
+        nt.gtp_game(self.player.info)
+        self.clock: dict = {}           # main time, byo-yomi time and stones (time_settings)
+        self.left: dict = {}            # seat -> (seconds, stones) (time_left)
+
+    def reply(self, ok: bool, ident: str, text: str = "") -> None:
+        sep = " " if text else ""
+        self.out.write(f"{'=' if ok else '?'}{ident}{sep}{text}\n\n")
+        self.out.flush()
+
+    def run(self, lines=None) -> int:
+        for raw in (lines if lines is not None else sys.stdin):
+            if not self.handle(raw):
+                break
+        return 0
+
+    @staticmethod
+    def clean(raw: str) -> str:
+        """GTP's preprocessing: control characters but HT and LF removed, comments cut, HT as space."""
+        line = "".join(ch for ch in raw if ch in "\t\n" or (ord(ch) >= 32 and ord(ch) != 127))
+        return line.split("#", 1)[0].replace("\t", " ").strip()
+
+    def handle(self, raw: str) -> bool:
+        line = self.clean(raw)
+        if not line:
+            return True
+        words = line.split()
+        ident = ""
+        if words[0].isdigit():
+            ident = words.pop(0)
+            if not words:
+                self.reply(False, ident, "syntax error")
+                return True
+        cmd, args = words[0].lower(), words[1:]
+        if cmd not in COMMANDS:
+            self.reply(False, ident, "unknown command")
+            return True
+        try:
+            result = getattr(self, f"cmd_{cmd}")(args)
+        except GtpFailure as exc:
+            self.reply(False, ident, str(exc))
+            return True
+        except GameError as exc:
+            self.reply(False, ident, " ".join(str(exc).split()))
+            return True
+        self.reply(True, ident, result or "")
+        return cmd != "quit"
+
+    # ---- commands --------------------------------------------------------------------------------
+
+    def cmd_protocol_version(self, args):
+        return "2"
+
+    def cmd_name(self, args):
+        return "descent"
+
+    def cmd_version(self, args):
+        return f"{_version()} ({self.player.info.spec}, {self.player.settings.level})"
+
+    def cmd_known_command(self, args):
+        if len(args) != 1:
+            raise GtpFailure("syntax error")
+        return "true" if args[0].lower() in COMMANDS else "false"
+
+    def cmd_list_commands(self, args):
+        return "\n".join(COMMANDS)
+
+    def cmd_quit(self, args):
+        return ""
+
+    def cmd_boardsize(self, args):
+        if len(args) != 1 or not args[0].isdigit():
+            raise GtpFailure("syntax error")
+        try:
+            info = nt.resized(self.player.info, int(args[0]))
+        except GameError:
+            raise GtpFailure("unacceptable size") from None
+        if info.spec != self.player.info.spec:
+            self.player.load(info.spec)
+        else:
+            self.player.new_game()
+        return ""
+
+    def cmd_clear_board(self, args):
+        self.player.new_game()
+        return ""
+
+    def cmd_komi(self, args):
+        if len(args) != 1 or not re.fullmatch(r"[+-]?(\d+(\.\d*)?|\.\d+)", args[0]):
+            raise GtpFailure("syntax error")
+        return ""
+
+    def _seat(self, word: str) -> int:
+        try:
+            return nt.colour_seat(self.player.info, word)
+        except GameError:
+            raise GtpFailure("syntax error") from None
+
+    def _turn(self, seat: int) -> None:
+        """Bring the board to ``seat``'s turn: the other side's forced pass is played; any other
+        case is an error."""
+        s = self.player.state
+        if s.is_game_over():
+            raise GtpFailure("game is over")
+        if s.to_move == seat:
+            return
+        legal = [s.move_to_str(a) for a in s.legal_actions_list()]
+        if legal == ["pass"]:
+            s.push(s.parse_move("pass"))
+            return
+        raise GtpFailure(f"not {nt.seat_colour(self.player.info, seat)}'s turn")
+
+    def cmd_play(self, args):
+        if len(args) != 2:
+            raise GtpFailure("syntax error")
+        seat = self._seat(args[0])
+        try:
+            text = nt.vertex_to_text(args[1])
+        except GameError:
+            raise GtpFailure("syntax error") from None
+        self._turn(seat)
+        s = self.player.state
+        try:
+            action = s.parse_move(text)
+        except GameError:
+            raise GtpFailure("illegal move") from None
+        s.push(action)
+        return ""
+
+    def cmd_genmove(self, args):
+        if len(args) != 1:
+            raise GtpFailure("syntax error")
+        seat = self._seat(args[0])
+        self._turn(seat)
+        s = self.player.state
+        action = self.player.thinker.think(s, self.limits(seat))
+        text = s.move_to_str(action)
+        s.push(action)
+        return nt.text_to_vertex(text)
+
+    def limits(self, seat: int) -> Limits:
+        """The level's budget, capped by the clock: an even share of the main time (30 moves), or
+        the byo-yomi period over its stones."""
+        own = self.player.limits()
+        c = self.clock
+        if c and c["byo"] > 0 and c["stones"] == 0:
+            return own                   # GTP: byo-yomi time with 0 stones means no time limit
+        if seat in self.left:
+            secs, stones = self.left[seat]
+        elif c:
+            secs, stones = (c["main"], 0) if c["main"] > 0 else (c["byo"], c["stones"])
+        else:
+            return own
+        t = secs / stones if stones > 0 else secs / 30
+        t = max(0.005, t - 0.05 if t > 0.1 else t * 0.5)
+        return Limits(iterations=own.iterations, seconds=min(own.seconds, t) if own.seconds else t)
+
+    def cmd_undo(self, args):
+        s = self.player.state
+        if not s.move_stack:
+            raise GtpFailure("cannot undo")
+        s.pop()
+        self.player.agent.reset()
+        return ""
+
+    def cmd_showboard(self, args):
+        return "\n" + str(self.player.state)
+
+    def cmd_time_settings(self, args):
+        if len(args) != 3 or not all(a.isdigit() for a in args):
+            raise GtpFailure("syntax error")
+        self.clock = {"main": int(args[0]), "byo": int(args[1]), "stones": int(args[2])}
+        self.left = {}
+        return ""
+
+    def cmd_time_left(self, args):
+        if len(args) != 3 or not args[1].isdigit() or not args[2].isdigit():
+            raise GtpFailure("syntax error")
+        self.left[self._seat(args[0])] = (int(args[1]), int(args[2]))
+        return ""
+
+    def cmd_final_score(self, args):
+        s = self.player.state
+        if not s.is_game_over():
+            raise GtpFailure("cannot score: the game is not over")
+        o = s.outcome()
+        if o.winner is None:
+            return "0"
+        letter = nt.seat_colour(self.player.info, o.winner)[0].upper()
+        margin = 1
+        if self.player.info.name == "reversi":
+            board = s.position().split()[0]
+            margin = abs(board.count("x") - board.count("o"))
+        return f"{letter}+{margin}"
+
+
+def serve(game: str, settings: Settings) -> int:
+    return GtpServer(game, settings).run()

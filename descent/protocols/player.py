@@ -1,0 +1,80 @@
+"""The computer player behind ``descent engine``: a level (or an Elo) of ``descent play`` for a game,
+its board, and the thread it thinks in. Shared by the UCI and GTP servers."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import games
+from games.errors import GameError
+from descent.protocols.thinking import Limits, Thinker, own_limits
+
+ENGINE_LEVELS = ("easy", "medium", "hard", "balanced", "strongest")
+
+
+@dataclass
+class Settings:
+    level: str = "balanced"
+    net: str | None = "best"
+    time: float | None = None
+    iterations: int | None = None
+    seed: int = 0
+    elo: float | None = None
+
+
+def elo_level(game_spec: str, elo: float) -> dict:
+    """The setting nearest to an Elo rating (``descent.strength.level_for_elo``); a ``GameError``
+    when there is no rating table yet."""
+    try:
+        from descent import strength
+    except ImportError:
+        raise GameError("--elo: no rating table yet") from None
+    return strength.level_for_elo(game_spec, elo)
+
+
+class Player:
+    """A level's agent on its own board. ``load(spec)`` switches the game (GTP ``boardsize``, UCI
+    ``UCI_Variant``)."""
+
+    def __init__(self, game: str, settings: Settings):
+        self.settings = settings
+        self.load(game)
+
+    def load(self, game: str) -> None:
+        from descent.api import Opponent
+        info = games.load(game)
+        s = self.settings
+        if s.level not in ENGINE_LEVELS:
+            raise GameError(f"level {s.level!r} is not available to an engine (known: {', '.join(ENGINE_LEVELS)}; "
+                            f"the adaptive level needs game results, which the protocols do not report)")
+        agent = None
+        level, net, time_, iterations = s.level, s.net, s.time, s.iterations
+        if s.elo is not None:
+            choice = elo_level(info.spec, s.elo)
+            agent = choice.get("agent") or choice.get("spec")
+            level = choice.get("level", level)
+            net = choice.get("net", net)
+            iterations = choice.get("iterations", iterations)
+        bot = Opponent(info.spec, level=level, net=net, time=time_, iterations=iterations, seed=s.seed,
+                       agent=agent)
+        self.info = info
+        self.bot = bot
+        self.agent = bot.agent
+        self.spec = bot.spec
+        self.network = bot.network
+        self.state = info.new_state()
+        self.thinker = Thinker(self.agent)
+        self.games = 0
+
+    def new_game(self) -> None:
+        self.thinker.wait()
+        self.games += 1
+        self.state = self.info.new_state()
+        self.agent.reset(self.settings.seed + 7919 * self.games)
+
+    def limits(self) -> Limits:
+        """The level's own budget per move."""
+        return own_limits(self.agent)
+
+    def describe(self) -> str:
+        net = f", network {self.network}" if self.network else ", random playouts"
+        return f"{self.info.spec}, level {self.settings.level} ({self.spec}{net})"

@@ -1,0 +1,287 @@
+"""``descent engine GAME --protocol uci``: the Universal Chess Interface on stdin/stdout.
+
+Commands: ``uci``, ``debug``, ``isready``, ``setoption name N [value V]``, ``ucinewgame``,
+``position startpos|fen F [moves M...]``, ``go`` (``wtime btime winc binc movestogo movetime nodes
+depth infinite``; ``ponder``, ``mate`` and ``searchmoves`` are read and ignored), ``stop``,
+``ponderhit``, ``quit``, and ``d`` (the board, as Stockfish's). The search runs in a thread, so
+``isready`` and ``stop`` are answered while it thinks; ``info`` lines report its progress (``nodes``
+counts iterations; ``score cp`` is 1000 times the search's value, ``score mate`` a proven result).
+An unknown or malformed command gets an ``info string`` line and is otherwise ignored, as UCI says.
+
+Budgets: ``go nodes N`` searches N iterations, ``go movetime MS`` that long, ``go depth D`` D times
+the number of legal moves in iterations (a best-first search has no depth), ``go infinite`` until
+``stop``; a clock (``wtime``...) caps the level's own budget at the time it allots to the move;
+``go`` alone uses the level's budget.
+
+Options: ``Level`` (easy, medium, hard, balanced, strongest), ``Iterations`` (0: the level's budget),
+``Seed``, and for Fairy-Stockfish's dialect ``UCI_Variant`` (xiangqi; breakthrough, or
+breakthroughRxC for other sizes).
+"""
+from __future__ import annotations
+
+import sys
+import threading
+
+from games.errors import GameError
+from descent.protocols.notation import Dialect
+from descent.protocols.player import ENGINE_LEVELS, Player, Settings
+from descent.protocols.thinking import Limits
+
+MOVE_OVERHEAD = 0.05        # seconds kept back per move for the protocol's round trip
+
+
+def clock_seconds(remaining_ms: float, inc_ms: float, movestogo: int | None) -> float:
+    """The time a clock allots to one move: an even share of what is left (``movestogo`` moves, or
+    30) plus most of the increment, never more than half of what is left."""
+    rem = max(0.0, remaining_ms / 1000.0)
+    t = min(rem / max(1, movestogo or 30) + 0.8 * max(0.0, inc_ms) / 1000.0, rem * 0.5)
+    t = t - MOVE_OVERHEAD if t > 2 * MOVE_OVERHEAD else t * 0.5
+    return max(0.005, t)
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("descent")
+    except Exception:
+        return "0"
+
+
+class UciServer:
+    def __init__(self, game: str, settings: Settings, out=None):
+        self.out = out or sys.stdout
+        self.lock = threading.Lock()
+        self.player = Player(game, settings)
+        self.dialect = Dialect(self.player.info)
+        self.moves_given: list[str] = []
+        self.extra_iterations: int | None = None
+
+    # ---- output ----------------------------------------------------------------------------------
+
+    def send(self, line: str) -> None:
+        with self.lock:
+            self.out.write(line + "\n")
+            self.out.flush()
+
+    def note(self, text: str) -> None:
+        self.send("info string " + " ".join(str(text).split()))
+
+    # ---- the loop --------------------------------------------------------------------------------
+
+    def run(self, lines=None) -> int:
+        for raw in (lines if lines is not None else sys.stdin):
+            if not self.handle(raw):
+                break
+        self.player.thinker.stop()
+        return 0
+
+    def handle(self, raw: str) -> bool:
+        """One command line; False on ``quit``."""
+        words = raw.strip().split()
+        if not words:
+            return True
+        cmd, args = words[0], words[1:]
+        if cmd == "quit":
+            self.player.thinker.stop()
+            return False
+        if cmd == "isready":
+            self.send("readyok")
+            return True
+        if cmd == "stop":
+            self.player.thinker.stop()
+            return True
+        if cmd in ("ponderhit", "debug", "register"):
+            return True
+        handler = getattr(self, f"cmd_{cmd}", None) if cmd.isidentifier() else None
+        if handler is None:
+            self.note(f"unknown command: {raw.strip()[:200]}")
+            return True
+        if cmd != "uci":
+            self._finish_search()
+        try:
+            handler(args)
+        except (GameError, ValueError) as exc:
+            self.note(f"error: {exc}")
+        return True
+
+    def _finish_search(self) -> None:
+        """Before a command that changes the board: an infinite search is stopped, a bounded one
+        waited for."""
+        t = self.player.thinker
+        if t.busy and t.limits is not None and t.limits.infinite:
+            t.stop()
+        t.wait()
+
+    # ---- commands --------------------------------------------------------------------------------
+
+    def cmd_uci(self, args) -> None:
+        p = self.player
+        self.send(f"id name descent {_version()} ({p.info.spec}, {p.settings.level})")
+        self.send("id author the descent authors")
+        if self.dialect.variant:
+            self.send(f"option name UCI_Variant type combo default {self.dialect.variant} "
+                      f"var {self.dialect.variant}")
+        self.send(f"option name Level type combo default {p.settings.level} "
+                  + " ".join(f"var {x}" for x in ENGINE_LEVELS))
+        self.send("option name Iterations type spin default 0 min 0 max 100000000")
+        self.send(f"option name Seed type spin default {p.settings.seed} min 0 max 2147483647")
+        self.send("uciok")
+
+    def cmd_d(self, args) -> None:
+        for line in str(self.player.state).splitlines():
+            self.send(line)
+        self.send(f"Fen: {self.dialect.position_to_fen(self.player.state)}")
+
+    def cmd_setoption(self, args) -> None:
+        text = " ".join(args)
+        if not text.startswith("name "):
+            raise GameError(f"setoption {text!r}: expected 'name NAME [value VALUE]'")
+        name, _, value = text[5:].partition(" value ")
+        name, value = name.strip(), value.strip()
+        key = name.lower()
+        p = self.player
+        if key == "uci_variant":
+            self._variant(value)
+        elif key == "level":
+            if value not in ENGINE_LEVELS:
+                raise GameError(f"Level {value!r}: expected one of {', '.join(ENGINE_LEVELS)}")
+            p.settings.level = value
+            p.load(p.info.spec)
+        elif key == "seed":
+            if not value.isdigit() or int(value) > 2 ** 31 - 1:
+                raise GameError(f"Seed {value!r}: expected an integer in [0, 2147483647]")
+            p.settings.seed = int(value)
+            p.agent.reset(int(value))
+        elif key == "iterations":
+            if not value.isdigit() or int(value) > 10 ** 8:
+                raise GameError(f"Iterations {value!r}: expected an integer in [0, 100000000]")
+            self.extra_iterations = int(value) or None
+        else:
+            self.note(f"unknown option {name!r} (ignored)")
+
+    def _variant(self, value: str) -> None:
+        import re
+        p = self.player
+        if value == self.dialect.variant or (value == "chess" and p.info.name == "chess"):
+            return
+        m = re.fullmatch(r"breakthrough(?:(\d+)x(\d+))?", value)
+        if p.info.name == "breakthrough" and m:
+            rows, cols = (int(m.group(1)), int(m.group(2))) if m.group(1) else (8, 8)
+            p.load(f"breakthrough(rows={rows},cols={cols})")
+            self.dialect = Dialect(p.info)
+            return
+        raise GameError(f"UCI_Variant {value!r}: this engine plays {self.dialect.variant or p.info.spec}")
+
+    def cmd_ucinewgame(self, args) -> None:
+        self.player.new_game()
+
+    def cmd_position(self, args) -> None:
+        p = self.player
+        if not args:
+            raise GameError("position: expected startpos or fen FEN, then moves ...")
+        if "moves" in args:
+            i = args.index("moves")
+            head, moves = args[:i], args[i + 1:]
+        else:
+            head, moves = args, []
+        state = p.info.new_state()
+        if head[0] == "startpos" and len(head) == 1:
+            pass
+        elif head[0] == "fen" and len(head) > 1:
+            state.set_position(self.dialect.fen_to_position(" ".join(head[1:])))
+        else:
+            raise GameError(f"position {' '.join(args)[:80]!r}: expected startpos or fen FEN")
+        for m in moves:
+            try:
+                state.push(self.dialect.parse_uci(state, m))
+            except GameError as exc:
+                raise GameError(f"position: move {m!r}: {exc}") from None
+        p.state = state
+
+    def cmd_go(self, args) -> None:
+        p = self.player
+        state = p.state
+        if state.is_game_over():
+            self.note(f"the game is over ({state.outcome().termination})")
+            self.send("bestmove (none)")
+            return
+        try:
+            limits = self.limits(args, state)
+        except GameError as exc:
+            self.note(f"error: {exc}; searching with the level's budget")
+            limits = self._own()
+        p.thinker.start(state, limits, self._info_line, lambda a, e: self._bestmove(state, a, e))
+
+    def _own(self) -> Limits:
+        lim = self.player.limits()
+        if self.extra_iterations:
+            lim = Limits(iterations=self.extra_iterations)
+        return lim
+
+    def limits(self, args, state) -> Limits:
+        """The budget of a ``go`` command (``GameError`` for a malformed one)."""
+        vals: dict = {}
+        flags = set()
+        i = 0
+        numeric = ("wtime", "btime", "winc", "binc", "movestogo", "movetime", "nodes", "depth", "mate")
+        while i < len(args):
+            w = args[i]
+            if w in ("infinite", "ponder"):
+                flags.add(w)
+                i += 1
+            elif w == "searchmoves":
+                i += 1
+                while i < len(args) and args[i] not in numeric + ("infinite", "ponder"):
+                    i += 1
+            elif w in numeric:
+                if i + 1 >= len(args):
+                    raise GameError(f"go: {w} needs a number")
+                try:
+                    vals[w] = int(args[i + 1])
+                except ValueError:
+                    raise GameError(f"go: {w} {args[i + 1]!r} is not an integer") from None
+                i += 2
+            else:
+                raise GameError(f"go: unknown token {w!r}")
+        if "infinite" in flags:
+            return Limits(infinite=True)
+        if "nodes" in vals or "movetime" in vals or "depth" in vals:
+            it = max(1, vals["nodes"]) if "nodes" in vals else None
+            if "depth" in vals:
+                d_it = max(1, vals["depth"]) * max(1, len(state.legal_actions_list()))
+                it = min(it, d_it) if it else d_it
+            secs = max(0.001, vals["movetime"] / 1000.0) if "movetime" in vals else None
+            return Limits(iterations=it, seconds=secs)
+        own = self._own()
+        side = "w" if state.to_move == 0 else "b"
+        if f"{side}time" in vals:
+            t = clock_seconds(vals[f"{side}time"], vals.get(f"{side}inc", 0), vals.get("movestogo"))
+            return Limits(iterations=own.iterations, seconds=min(own.seconds, t) if own.seconds else t)
+        return own
+
+    def _info_line(self, info: dict) -> None:
+        ms = int(info["seconds"] * 1000)
+        nps = int(info["iterations"] / max(info["seconds"], 1e-6))
+        if info.get("proven") in (1, -1) and info.get("proof_depth"):
+            moves = (info["proof_depth"] + 1) // 2
+            score = f"mate {moves if info['proven'] > 0 else -moves}"
+        else:
+            score = f"cp {int(round(1000 * info['value']))}"
+        pv = []
+        s = self.player.state.copy()
+        for a in info["pv"]:
+            pv.append(self.dialect.move_to_uci(s, a))
+            s.push(a)
+        line = f"info depth {max(1, len(pv))} nodes {info['iterations']} time {ms} nps {nps} score {score}"
+        self.send(line + (f" pv {' '.join(pv)}" if pv else ""))
+
+    def _bestmove(self, state, action, error) -> None:
+        if error is not None:
+            self.note(f"error: the search failed: {error}")
+            self.send("bestmove (none)")
+            return
+        self.send(f"bestmove {self.dialect.move_to_uci(state, action)}")
+
+
+def serve(game: str, settings: Settings) -> int:
+    return UciServer(game, settings).run()
