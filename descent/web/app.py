@@ -1,0 +1,530 @@
+"""The web app of ``descent serve``: one page to play in the browser, and the JSON API behind it.
+
+``create_app(...)`` returns a Starlette (ASGI) application; ``descent serve`` runs it with uvicorn.
+
+**What a client may choose.** A game from the server's list (games with a shipped or trained network,
+``available_games``), a level of ``descent.api.LEVELS``, a side, and with the adaptive level a player
+name (``descent.adaptive.check_player``: the profile file is named by the server from it). The
+network is the server's: ``best_network`` of the game, as for ``descent play``. Nothing a client
+sends is executed or names a file; moves are parsed by the game's own parser.
+
+**The computer's thinking never blocks the server.** Every search (and the loading of a network)
+runs in a thread pool off the event loop; the compiled search runs without the GIL
+(``search_ext/bestfirst.pyx``: its iterations run in a ``with nogil`` block), so the loop answers
+other requests while games are thinking (bench/bench_serve.py measures it). Games are keyed by
+random ids made by the server; at most ``max_games`` are open at once (a new one past that is
+refused with 503, after games idle longer than ``idle_seconds`` are closed). One game does one
+thing at a time: a request on a game whose computer is thinking is refused with 409.
+
+**Errors.** Every error is JSON, ``{"error": "one line"}``, with a 4xx status for a bad request
+(400 malformed or illegal, 404 unknown game id or path, 405 method, 409 not now, 413 too large,
+503 too many games) and 500 for a fault of the server, never a traceback page.
+
+The API (JSON bodies and answers):
+
+* ``GET /api/games``: the games offered, each with its levels and their ratings (``level_rating``);
+* ``GET /api/levels``: the levels with a description;
+* ``POST /api/new`` ``{"game", "level", "side": "first"|"second", "player"}``: a new game, its view;
+* ``GET /api/game/ID``: the view of a game (``Session.view``);
+* ``POST /api/game/ID/move`` ``{"move": "e2e4"}``: play the person's move (the game's notation);
+* ``POST /api/game/ID/reply``: the computer plays its move;
+* ``POST /api/game/ID/hint``: ``{"hint": MOVE, ...view}`` (a separate strongest-level analysis);
+* ``POST /api/game/ID/undo``: take back the person's last move and what followed;
+* ``POST /api/game/ID/resign``;
+* ``GET /api/game/ID/record``: the game record as a text file to download;
+* ``DELETE /api/game/ID``: close the game.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import secrets
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, PlainTextResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+import games
+from games.errors import GameError
+from descent.api import LEVELS, Opponent
+from descent.web import board
+
+log = logging.getLogger("descent.web")
+
+STATIC = Path(__file__).parent / "static"
+MAX_BODY = 4096                    # bytes of a request body
+MAX_GAMES = 16
+IDLE_SECONDS = 3600.0
+_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
+
+LEVEL_INFO = {
+    "easy": "Gaussian difficulty over Unbounded Minimax: often picks a weaker move",
+    "medium": "Gaussian difficulty over Unbounded Minimax, in between",
+    "hard": "Gaussian difficulty over Unbounded Minimax: rarely strays from the best move",
+    "balanced": "Unbounded Minibal_+: aims at a balanced game (at the calibrated budget when there is one)",
+    "strongest": "Unbounded Minimax: the best move it finds",
+    "adaptive": "follows your results across games (needs your name; your profile is kept on this server)",
+}
+
+
+class ApiError(Exception):
+    """A request the server refuses: an HTTP status and a one-line message."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = " ".join(str(message).split())
+
+
+def level_rating(game_spec: str, level: str) -> dict | None:
+    """The rating of ``level`` for ``game_spec`` on the game's Elo scale, when one is known: the
+    hook for ``descent.strength`` (a module rating the levels). Returns ``{"elo", "low", "high",
+    "anchor"}`` or None; nothing is shown when no rating is known (no number is made up here)."""
+    try:
+        from descent import strength   # optional: absent until the levels are rated
+    except ImportError:
+        return None
+    fn = getattr(strength, "level_rating", None)
+    if fn is None:
+        return None
+    try:
+        rating = fn(game_spec, level)
+    except (GameError, OSError, ValueError, KeyError):
+        return None
+    return rating if isinstance(rating, dict) else None
+
+
+def available_games(root=None) -> list[dict]:
+    """The games a person can play: every game with a network shipped in the repository
+    (``descent.shipped``) or trained under ``root`` (``descent checkpoints``), in name order."""
+    from descent import shipped
+    from training.run import DEFAULT_ROOT, list_checkpoints
+    found: dict[str, str] = {}
+    for _, card in shipped.entries():
+        found.setdefault(card["game"], "shipped")
+    for row in list_checkpoints(Path(root) if root else DEFAULT_ROOT):
+        if row["exists"] and row["games"] and row["game"]:
+            found[row["game"]] = "trained"
+    out = []
+    for spec in sorted(found):
+        try:
+            info = games.load(spec)
+        except GameError:
+            continue
+        out.append({"spec": info.spec, "name": info.name, "players": list(info.players),
+                    "network": found[spec]})
+    return out
+
+
+def _person_undo_plies(bot: Opponent, seat: int) -> int:
+    """How many plies take back the person's last move and everything played after it (0: none)."""
+    s = bot.info.new_state()
+    movers = []
+    for a in bot.state.move_stack:
+        movers.append(s.to_move)
+        s.push(a)
+    if seat not in movers:
+        return 0
+    return len(movers) - (len(movers) - 1 - movers[::-1].index(seat))
+
+
+class Session:
+    """One game in progress: the opponent, the person's seat, and what happened."""
+
+    def __init__(self, gid: str, bot: Opponent, seat: int, level: str, player: str | None,
+                 rating: dict | None):
+        self.id, self.bot, self.seat, self.level, self.player = gid, bot, seat, level, player
+        self.rating = rating
+        self.lock = asyncio.Lock()
+        self.thinking = False
+        self.resigned = False
+        self.recorded = False            # the adaptive profile has this game's result
+        self.profile_note: str | None = None
+        self.touched = time.monotonic()
+        self.started = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
+
+    @property
+    def over(self) -> bool:
+        return self.resigned or self.bot.is_over()
+
+    def result(self) -> dict | None:
+        players = self.bot.info.players
+        if self.resigned:
+            return {"winner": 1 - self.seat, "score": "0-1" if self.seat == 0 else "1-0",
+                    "text": f"You resigned: the computer ({players[1 - self.seat]}) wins."}
+        if not self.bot.is_over():
+            return None
+        o = self.bot.outcome()
+        score = self.bot.state.result()
+        if o.winner is None:
+            return {"winner": None, "score": score, "text": f"Draw ({o.termination})."}
+        mine = o.winner == self.seat
+        return {"winner": o.winner, "score": score,
+                "text": f"{'You win' if mine else 'The computer wins'} ({o.termination}), {score}."}
+
+    def record_text(self) -> str:
+        players = self.bot.info.players
+        res = self.result()
+        moves = self.bot.record()
+        numbered = " ".join(f"{i // 2 + 1}.{m}" if i % 2 == 0 else m for i, m in enumerate(moves))
+        return (f"[Game \"{self.bot.info.spec}\"]\n[Date \"{self.started} UTC\"]\n"
+                f"[You \"{players[self.seat]}\"]\n[Computer \"{players[1 - self.seat]}\"]\n"
+                f"[Level \"{self.level}\"]\n[Result \"{res['score'] if res else '*'}\"]\n"
+                + (f"[Termination \"resignation\"]\n" if self.resigned else "")
+                + numbered + "\n")
+
+    def view(self) -> dict:
+        """What the page shows: the board, the legal moves (on the person's turn), the last move,
+        the record and the result."""
+        state = self.bot.state
+        info = self.bot.info
+        drawn = board.view(state)
+        names = {c["name"] for c in drawn["cells"] if c["name"]}
+        over = self.over
+        your_turn = not over and state.to_move == self.seat
+        record = self.bot.record()
+        last = None
+        if record:
+            last = {"text": record[-1], "squares": board.squares(info.name, record[-1], names),
+                    "by": "you" if self._mover(len(record) - 1) == self.seat else "computer"}
+        net = self.bot.network
+        return {
+            "id": self.id, "game": info.spec, "name": info.name, "players": list(info.players),
+            "level": self.level, "player": self.player, "you": self.seat, "to_move": state.to_move,
+            "your_turn": your_turn, "over": over, "thinking": self.thinking,
+            "board": drawn, "moves": board.moves(state, names) if your_turn else [],
+            "last": last, "record": record, "result": self.result(),
+            "position": state.position(), "drawing": str(state),
+            "network": f"{Path(net).parent.name}/{Path(net).name}" if net else None,
+            "opponent": self.bot.adaptive.describe() if self.bot.adaptive is not None else self.bot.spec.split(",")[0],
+            "rating": self.rating, "profile": self.profile_note,
+        }
+
+    def _mover(self, ply: int) -> int:
+        s = self.bot.info.new_state()
+        for a in self.bot.state.move_stack[:ply]:
+            s.push(a)
+        return s.to_move
+
+
+class Hub:
+    """The open games and the pool their searches run in."""
+
+    def __init__(self, root=None, offered: list[dict] | None = None, max_games: int = MAX_GAMES,
+                 time_per_move: float | None = None, iterations: int | None = None,
+                 idle_seconds: float = IDLE_SECONDS):
+        self.root = root
+        self.offered = offered if offered is not None else available_games(root)
+        self.by_spec = {g["spec"]: g for g in self.offered}
+        self.max_games = max_games
+        self.time, self.iterations = time_per_move, iterations
+        self.idle_seconds = idle_seconds
+        self.sessions: dict[str, Session] = {}
+        self.building = 0
+        self.pool = ThreadPoolExecutor(max_workers=max_games + 1, thread_name_prefix="descent-search")
+        self._build_lock = threading.Lock()      # networks load one at a time (a shared cache)
+        self._ratings: dict = {}
+
+    def rating(self, spec: str, level: str) -> dict | None:
+        key = (spec, level)
+        if key not in self._ratings:
+            self._ratings[key] = level_rating(spec, level)
+        return self._ratings[key]
+
+    async def run(self, fn, *args):
+        """``fn(*args)`` in the pool, off the event loop."""
+        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+
+    def _build(self, spec: str, level: str, player: str | None, seed: int) -> Opponent:
+        with self._build_lock:
+            return Opponent(spec, level=level, net="best", time=self.time, iterations=self.iterations,
+                            seed=seed, player=player, root=self.root)
+
+    def _sweep(self) -> None:
+        now = time.monotonic()
+        for gid, s in list(self.sessions.items()):
+            if now - s.touched > self.idle_seconds and not s.lock.locked():
+                del self.sessions[gid]
+
+    async def new(self, body: dict) -> Session:
+        spec = _field(body, "game", str)
+        level = _field(body, "level", str, "balanced")
+        side = _field(body, "side", str, "first")
+        player = _field(body, "player", str, None)
+        if spec not in self.by_spec:
+            known = ", ".join(self.by_spec) or "none"
+            raise ApiError(400, f"unknown game {spec!r} (offered: {known})")
+        if level not in LEVELS:
+            raise ApiError(400, f"unknown level {level!r} (known: {', '.join(LEVELS)})")
+        if side not in ("first", "second"):
+            raise ApiError(400, f"side {side!r}: expected first or second")
+        if level == "adaptive":
+            from descent.adaptive import check_player
+            if not player:
+                raise ApiError(400, "the adaptive level needs a player name")
+            check_player(player)
+        elif player:
+            raise ApiError(400, "a player name is only used with the adaptive level")
+        self._sweep()
+        if len(self.sessions) + self.building >= self.max_games:
+            raise ApiError(503, f"too many games in progress ({self.max_games}): finish or close one, "
+                                f"or try again later")
+        gid = secrets.token_urlsafe(12)
+        self.building += 1                        # the slot is held while the opponent is built
+        try:
+            bot = await self.run(self._build, spec, level, player, secrets.randbelow(1_000_000))
+        finally:
+            self.building -= 1
+        session = Session(gid, bot, 0 if side == "first" else 1, level, player, self.rating(spec, level))
+        self.sessions[gid] = session
+        return session
+
+    def get(self, gid: str) -> Session:
+        s = self.sessions.get(gid) if _ID.fullmatch(gid or "") else None
+        if s is None:
+            raise ApiError(404, f"no game {gid!r} on this server (finished games are closed after "
+                                f"{self.idle_seconds / 60:.0f} idle minutes)")
+        s.touched = time.monotonic()
+        return s
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _field(body: dict, key: str, kind, default=...):
+    value = body.get(key, default)
+    if value is ...:
+        raise ApiError(400, f"missing field {key!r}")
+    if value is None and default is None:
+        return None
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ApiError(400, f"field {key!r} must be a {kind.__name__}")
+    if isinstance(value, str) and len(value) > 256:
+        raise ApiError(400, f"field {key!r} is too long")
+    return value
+
+
+async def _body(request: Request) -> dict:
+    length = request.headers.get("content-length")
+    if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+        raise ApiError(413, f"request body over {MAX_BODY} bytes")
+    raw = b""
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_BODY:
+            raise ApiError(413, f"request body over {MAX_BODY} bytes")
+    if not raw.strip():
+        return {}
+    try:
+        body = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise ApiError(400, "the request body is not JSON") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, "the request body must be a JSON object")
+    return body
+
+
+def _busy(s: Session) -> None:
+    if s.lock.locked():
+        raise ApiError(409, "the computer is thinking: wait for its move")
+
+
+async def _finish(hub: Hub, s: Session) -> None:
+    """After a game ends: an adaptive opponent records the person's result in their profile."""
+    if s.recorded or s.bot.adaptive is None or not s.over:
+        return
+    s.recorded = True
+    try:
+        change = await hub.run(lambda: s.bot.end_game(s.seat, resigned=s.resigned))
+        s.profile_note = (f"Your profile is updated: next game {s.bot.adaptive.describe()} "
+                          f"(this game: {change['before']['iterations']} iterations).")
+    except (OSError, GameError) as exc:
+        s.profile_note = f"Could not save your profile: {exc}"
+
+
+class SecurityHeaders:
+    """ASGI middleware: the page loads nothing from elsewhere, and answers are not cached."""
+
+    HEADERS = [(b"content-security-policy", b"default-src 'self'; img-src 'self' data:; style-src 'self'; "
+                                            b"script-src 'self'"),
+               (b"x-content-type-options", b"nosniff"), (b"cache-control", b"no-store")]
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                message = dict(message, headers=list(message.get("headers", [])) + self.HEADERS)
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def create_app(root=None, offered: list[dict] | None = None, max_games: int = MAX_GAMES,
+               time_per_move: float | None = None, iterations: int | None = None,
+               idle_seconds: float = IDLE_SECONDS) -> Starlette:
+    """The ASGI app. ``root``: the folder of the user's runs (default ``checkpoints/``);
+    ``offered``: the games offered (default ``available_games(root)``); ``time_per_move`` /
+    ``iterations``: the computer's budget per move (default: as ``descent play``, one second, or the
+    calibrated budget at the balanced level); ``max_games``: games open at once."""
+    hub = Hub(root, offered, max_games, time_per_move, iterations, idle_seconds)
+
+    async def index(request: Request):
+        return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    async def list_games(request: Request):
+        return JSONResponse({"games": [dict(g, levels=[{"name": lv, "rating": hub.rating(g["spec"], lv)}
+                                                        for lv in LEVELS]) for g in hub.offered],
+                             "max_games": hub.max_games})
+
+    async def list_levels(request: Request):
+        return JSONResponse({"levels": [{"name": lv, "about": LEVEL_INFO[lv]} for lv in LEVELS]})
+
+    async def new_game(request: Request):
+        s = await hub.new(await _body(request))
+        return JSONResponse(s.view(), status_code=201)
+
+    async def show(request: Request):
+        return JSONResponse(hub.get(request.path_params["gid"]).view())
+
+    async def move(request: Request):
+        s = hub.get(request.path_params["gid"])
+        body = await _body(request)
+        text = _field(body, "move", str)
+        _busy(s)
+        async with s.lock:
+            if s.over:
+                raise ApiError(409, "the game is over")
+            if s.bot.state.to_move != s.seat:
+                raise ApiError(409, "it is the computer's turn")
+            try:
+                s.bot.push(text)
+            except GameError as exc:
+                raise ApiError(400, f"{text!r} is not a legal move: {exc}") from None
+        await _finish(hub, s)
+        return JSONResponse(s.view())
+
+    async def reply(request: Request):
+        s = hub.get(request.path_params["gid"])
+        _busy(s)
+        async with s.lock:
+            if s.over:
+                raise ApiError(409, "the game is over")
+            if s.bot.state.to_move == s.seat:
+                raise ApiError(409, "it is your turn")
+            s.thinking = True
+            try:
+                played = await hub.run(s.bot.reply)
+            finally:
+                s.thinking = False
+        await _finish(hub, s)
+        return JSONResponse(dict(s.view(), played=played))
+
+    async def hint(request: Request):
+        s = hub.get(request.path_params["gid"])
+        _busy(s)
+        async with s.lock:
+            if s.over:
+                raise ApiError(409, "the game is over")
+            if s.bot.state.to_move != s.seat:
+                raise ApiError(409, "it is the computer's turn")
+            s.thinking = True
+            try:
+                suggestion = await hub.run(s.bot.hint)
+            finally:
+                s.thinking = False
+        names = {c["name"] for c in board.view(s.bot.state)["cells"] if c["name"]}
+        return JSONResponse(dict(s.view(), hint={"text": suggestion, "squares": board.squares(
+            s.bot.info.name, suggestion, names)}))
+
+    async def undo(request: Request):
+        s = hub.get(request.path_params["gid"])
+        _busy(s)
+        async with s.lock:
+            if s.over:
+                raise ApiError(409, "the game is over")
+            plies = _person_undo_plies(s.bot, s.seat)
+            if not plies:
+                raise ApiError(409, "nothing to undo: you have not moved yet")
+            await hub.run(s.bot.undo, plies)
+        return JSONResponse(dict(s.view(), undone=plies))
+
+    async def resign(request: Request):
+        s = hub.get(request.path_params["gid"])
+        _busy(s)
+        async with s.lock:
+            if s.over:
+                raise ApiError(409, "the game is over")
+            s.resigned = True
+        await _finish(hub, s)
+        return JSONResponse(s.view())
+
+    async def record(request: Request):
+        s = hub.get(request.path_params["gid"])
+        name = f"descent-{s.bot.info.name}-{s.started[:10]}.txt"
+        return PlainTextResponse(s.record_text(), headers={
+            "Content-Disposition": f'attachment; filename="{name}"'})
+
+    async def close(request: Request):
+        s = hub.get(request.path_params["gid"])
+        _busy(s)
+        hub.sessions.pop(s.id, None)
+        return JSONResponse({"closed": s.id})
+
+    async def api_error(request: Request, exc: ApiError):
+        return JSONResponse({"error": exc.message}, status_code=exc.status)
+
+    async def game_error(request: Request, exc: GameError):
+        return JSONResponse({"error": " ".join(str(exc).split())}, status_code=400)
+
+    async def http_error(request: Request, exc: HTTPException):
+        message = {404: f"no such address: {request.url.path}",
+                   405: f"method {request.method} is not allowed here"}.get(exc.status_code, exc.detail)
+        return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
+
+    async def server_error(request: Request, exc: Exception):
+        log.exception("descent serve: %s %s failed", request.method, request.url.path)
+        return JSONResponse({"error": f"internal error ({type(exc).__name__}); the server log has "
+                                      f"the details"}, status_code=500)
+
+    routes = [
+        Route("/", index, methods=["GET"]),
+        Route("/api/games", list_games, methods=["GET"]),
+        Route("/api/levels", list_levels, methods=["GET"]),
+        Route("/api/new", new_game, methods=["POST"]),
+        Route("/api/game/{gid}", show, methods=["GET"]),
+        Route("/api/game/{gid}", close, methods=["DELETE"]),
+        Route("/api/game/{gid}/move", move, methods=["POST"]),
+        Route("/api/game/{gid}/reply", reply, methods=["POST"]),
+        Route("/api/game/{gid}/hint", hint, methods=["POST"]),
+        Route("/api/game/{gid}/undo", undo, methods=["POST"]),
+        Route("/api/game/{gid}/resign", resign, methods=["POST"]),
+        Route("/api/game/{gid}/record", record, methods=["GET"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+
+    @asynccontextmanager
+    async def lifespan(app):
+        yield
+        hub.close()
+
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(SecurityHeaders)],
+                    exception_handlers={ApiError: api_error, GameError: game_error,
+                                        HTTPException: http_error, Exception: server_error})
+    app.state.hub = hub
+    return app

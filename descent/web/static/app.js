@@ -1,0 +1,400 @@
+// descent serve: the page. Talks to the JSON API of descent/web/app.py; draws the board the server
+// describes (cells with coordinates, names and pieces) and turns clicks into moves in the game's
+// notation: one click for a move naming one square, two (from, to) for a move naming several.
+"use strict";
+
+const SVGNS = "http://www.w3.org/2000/svg";
+const CHESS = { K: "\u265A", Q: "\u265B", R: "\u265C", B: "\u265D", N: "\u265E", P: "\u265F" };
+const PLAIN = ["tic_tac_toe", "reversi", "outer_open_gomoku", "connect6", "xiangqi"];
+const $ = (id) => document.getElementById(id);
+
+let offered = [];       // the games of /api/games
+let levels = [];        // the levels of /api/levels
+let state = null;       // the view of the game being played
+let selected = null;    // the square picked as the from-square of a move
+let hint = null;        // the last hint
+let busy = false;       // a request is running
+
+async function api(method, path, body) {
+  const init = { method, headers: {} };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  let data = null;
+  try { data = await response.json(); } catch (e) { data = null; }
+  if (!response.ok) {
+    throw new Error((data && data.error) || `the server answered ${response.status}`);
+  }
+  return data;
+}
+
+function showError(text) {
+  const e = $("error");
+  e.textContent = text || "";
+  e.hidden = !text;
+}
+
+function setStatus(text) { $("status").textContent = text; }
+
+function svg(tag, attrs, parent) {
+  const el = document.createElementNS(SVGNS, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  if (parent) parent.appendChild(el);
+  return el;
+}
+
+// ---- setup ----------------------------------------------------------------------------------
+
+function ratingText(r) {
+  if (!r || typeof r.elo !== "number") return "";
+  let t = ` (Elo ${Math.round(r.elo)}`;
+  if (typeof r.low === "number" && typeof r.high === "number") t += ` [${Math.round(r.low)}, ${Math.round(r.high)}]`;
+  return t + ")";
+}
+
+function fillLevels() {
+  const game = offered.find((g) => g.spec === $("game").value);
+  const sel = $("level");
+  const keep = sel.value || "balanced";
+  sel.textContent = "";
+  for (const lv of levels) {
+    const r = game ? (game.levels.find((x) => x.name === lv.name) || {}).rating : null;
+    const opt = document.createElement("option");
+    opt.value = lv.name;
+    opt.textContent = lv.name + ratingText(r);
+    sel.appendChild(opt);
+  }
+  sel.value = keep;
+  levelChanged();
+}
+
+function levelChanged() {
+  const lv = levels.find((x) => x.name === $("level").value);
+  $("level-about").textContent = lv ? `${lv.name}: ${lv.about}` : "";
+  $("player-label").hidden = $("level").value !== "adaptive";
+}
+
+async function init() {
+  try {
+    const [g, l] = await Promise.all([api("GET", "/api/games"), api("GET", "/api/levels")]);
+    offered = g.games;
+    levels = l.levels;
+  } catch (e) {
+    showError(`Cannot reach the server: ${e.message}`);
+    return;
+  }
+  const sel = $("game");
+  for (const game of offered) {
+    const opt = document.createElement("option");
+    opt.value = game.spec;
+    opt.textContent = `${game.spec}${game.network === "trained" ? " (your network)" : ""}`;
+    sel.appendChild(opt);
+  }
+  if (!offered.length) showError("No game has a network here: train one with `descent train`.");
+  sel.addEventListener("change", fillLevels);
+  $("level").addEventListener("change", levelChanged);
+  $("setup").addEventListener("submit", (ev) => { ev.preventDefault(); newGame(); });
+  $("typed").addEventListener("submit", (ev) => { ev.preventDefault(); typedMove(); });
+  $("hint").addEventListener("click", askHint);
+  $("undo").addEventListener("click", undo);
+  $("resign").addEventListener("click", resign);
+  $("show-legal").addEventListener("change", render);
+  fillLevels();
+  document.body.dataset.ready = "1";
+}
+
+// ---- actions --------------------------------------------------------------------------------
+
+async function run(action) {
+  // one request at a time from this page; errors are shown, the board is redrawn
+  if (busy) return;
+  busy = true;
+  showError("");
+  render();
+  try {
+    await action();
+  } catch (e) {
+    showError(e.message);
+  } finally {
+    busy = false;
+    render();
+  }
+}
+
+async function computerTurns() {
+  while (state && !state.over && !state.your_turn) {
+    setStatus(`The computer (${state.players[1 - state.you]}) is thinking...`);
+    state = await api("POST", `/api/game/${state.id}/reply`);
+    render();
+  }
+}
+
+function newGame() {
+  run(async () => {
+    const old = state;
+    const body = { game: $("game").value, level: $("level").value, side: $("side").value };
+    if (body.level === "adaptive") body.player = $("player").value.trim();
+    setStatus("Starting a new game (loading the network)...");
+    state = await api("POST", "/api/new", body);
+    selected = null;
+    hint = null;
+    if (old) api("DELETE", `/api/game/${old.id}`).catch(() => {});
+    render();
+    await computerTurns();
+  });
+}
+
+function play(text) {
+  run(async () => {
+    selected = null;
+    hint = null;
+    $("choices").hidden = true;
+    state = await api("POST", `/api/game/${state.id}/move`, { move: text });
+    render();
+    await computerTurns();
+  });
+}
+
+function typedMove() {
+  const text = $("move-input").value.trim();
+  if (!state || !text) return;
+  $("move-input").value = "";
+  play(text);
+}
+
+function askHint() {
+  run(async () => {
+    setStatus("Looking for a good move...");
+    const answer = await api("POST", `/api/game/${state.id}/hint`);
+    state = answer;
+    hint = answer.hint;
+  });
+}
+
+function undo() {
+  run(async () => {
+    selected = null;
+    hint = null;
+    state = await api("POST", `/api/game/${state.id}/undo`);
+  });
+}
+
+function resign() {
+  run(async () => {
+    selected = null;
+    state = await api("POST", `/api/game/${state.id}/resign`);
+  });
+}
+
+function choose(candidates) {
+  // several legal moves share the clicked squares (a promotion, a capture path): ask which
+  const box = $("choices");
+  box.textContent = "Which move? ";
+  for (const m of candidates) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = m.text;
+    b.dataset.move = m.text;
+    b.addEventListener("click", () => play(m.text));
+    box.appendChild(b);
+  }
+  box.hidden = false;
+}
+
+function clicked(name) {
+  if (!state || busy || state.over || !state.your_turn) return;
+  showError("");
+  $("choices").hidden = true;
+  const moves = state.moves;
+  const from = moves.filter((m) => m.squares.length >= 2 && m.squares[0] === name);
+  const place = moves.filter((m) => m.squares.length === 1 && m.squares[0] === name);
+  if (selected) {
+    const ends = moves.filter((m) => m.squares.length >= 2 && m.squares[0] === selected
+                                     && m.squares[m.squares.length - 1] === name);
+    if (ends.length === 1) return play(ends[0].text);
+    if (ends.length > 1) return choose(ends);
+    if (name === selected) { selected = null; render(); return; }
+    if (from.length) { selected = name; render(); return; }
+    showError(`No legal move from ${selected} to ${name}.`);
+    selected = null;
+    render();
+    return;
+  }
+  if (from.length) { selected = name; render(); return; }
+  if (place.length === 1) return play(place[0].text);
+  if (place.length > 1) return choose(place);
+  showError(`${name}: not a legal move here.`);
+}
+
+// ---- drawing --------------------------------------------------------------------------------
+
+function glyph(piece, game) {
+  if (!piece) return "";
+  if (game === "chess") return CHESS[piece.toUpperCase()] || piece;
+  if (game === "xiangqi") return piece.toUpperCase();
+  if (game === "international_draughts") return piece === piece.toUpperCase() ? "K" : "";
+  return "";
+}
+
+function drawBoard() {
+  const g = $("board");
+  g.textContent = "";
+  if (!state) { g.setAttribute("viewBox", "0 0 1 1"); g.setAttribute("width", 0); return; }
+  const b = state.board;
+  const game = state.name;
+  const pad = 0.6;
+  const width = b.width + 2 * pad, height = b.height + 2 * pad;
+  g.setAttribute("viewBox", `${-pad} ${-pad} ${width} ${height}`);
+  const unit = Math.max(28, Math.min(64, 560 / Math.max(b.width, b.height)));
+  g.setAttribute("width", Math.round(width * unit));
+  g.setAttribute("height", Math.round(height * unit));
+  const byName = {};
+  const centre = (c) => (b.shape === "square" ? [c.x + 0.5, c.y + 0.5] : [c.x + 0.5, c.y + 0.5]);
+  for (const c of b.cells) if (c.name) byName[c.name] = c;
+  const lastSquares = new Set(state.last ? state.last.squares : []);
+  const hintSquares = new Set(hint ? hint.squares : []);
+  const showLegal = $("show-legal").checked && state.your_turn && !busy;
+  const moves = state.moves || [];
+  const targets = new Set(), movable = new Set();
+  if (showLegal) {
+    for (const m of moves) {
+      const s = m.squares;
+      if (selected) {
+        if (s.length >= 2 && s[0] === selected) targets.add(s[s.length - 1]);
+      } else if (s.length === 1) targets.add(s[0]);
+      else if (s.length >= 2) movable.add(s[0]);
+    }
+  }
+  const hex = (cx, cy, r) => {
+    const pts = [];
+    for (let k = 0; k < 6; k++) {
+      const a = Math.PI / 180 * (60 * k + 30);
+      pts.push(`${(cx + r * Math.cos(a)).toFixed(3)},${(cy + r * Math.sin(a)).toFixed(3)}`);
+    }
+    return pts.join(" ");
+  };
+  const R = 1 / Math.sqrt(3);
+  // ground
+  for (const c of b.cells) {
+    const [cx, cy] = centre(c);
+    if (b.shape === "square") {
+      let cls = "sq";
+      if (game === "international_draughts") cls += c.dark ? " dark" : " light";
+      else if (PLAIN.includes(game)) cls += " plain";
+      else if ((c.x + c.y) % 2 === 1) cls += " alt";
+      svg("rect", { x: c.x, y: c.y, width: 1, height: 1, class: cls }, g);
+    } else if (b.shape === "hex") {
+      svg("polygon", { points: hex(cx, cy, R), class: "hex" }, g);
+    }
+  }
+  if (b.river) svg("rect", { x: 0, y: b.height / 2 - 0.04, width: b.width, height: 0.08, class: "line" }, g);
+  for (const [a, z] of b.lines || []) {
+    const p = byName[a], q = byName[z];
+    if (!p || !q) continue;
+    const [x1, y1] = centre(p), [x2, y2] = centre(q);
+    svg("line", { x1, y1, x2, y2, class: "line" }, g);
+  }
+  // labels: columns under the board, rows on the left (square boards named letter + number)
+  if (b.shape === "square" && game !== "international_draughts") {
+    for (const c of b.cells) {
+      if (!c.name) continue;
+      const m = /^([a-z])(\d+)$/.exec(c.name);
+      if (!m) continue;
+      if (c.y === b.height - 1) svg("text", { x: c.x + 0.5, y: b.height + 0.3, class: "label" }, g).textContent = m[1];
+      if (c.x === 0) svg("text", { x: -0.3, y: c.y + 0.5, class: "label" }, g).textContent = m[2];
+    }
+  }
+  // marks, pieces
+  for (const c of b.cells) {
+    const [cx, cy] = centre(c);
+    if (b.shape === "points") svg("circle", { cx, cy, r: 0.08, class: "point" }, g);
+    if (c.name && lastSquares.has(c.name)) {
+      if (b.shape === "hex") svg("polygon", { points: hex(cx, cy, R), class: "last" }, g);
+      else if (b.shape === "square") svg("rect", { x: c.x, y: c.y, width: 1, height: 1, class: "last" }, g);
+      else svg("circle", { cx, cy, r: 0.45, class: "last" }, g);
+    }
+    if (c.piece) {
+      svg("circle", { cx, cy, r: 0.38, class: `piece p${c.owner}` }, g);
+      const t = glyph(c.piece, game);
+      if (t) svg("text", { x: cx, y: cy + 0.02, class: `glyph p${c.owner}` }, g).textContent = t;
+    }
+    if (c.name && hintSquares.has(c.name)) svg("circle", { cx, cy, r: 0.44, class: "hinted" }, g);
+    if (c.name && c.name === selected) svg("circle", { cx, cy, r: 0.44, class: "selected" }, g);
+    if (c.name && movable.has(c.name)) svg("circle", { cx, cy, r: 0.44, class: "movable" }, g);
+    if (c.name && targets.has(c.name)) svg("circle", { cx, cy, r: 0.14, class: "target" }, g);
+  }
+  // click targets on top, one per named cell
+  for (const c of b.cells) {
+    if (!c.name) continue;
+    const [cx, cy] = centre(c);
+    let hit;
+    if (b.shape === "square") hit = svg("rect", { x: c.x, y: c.y, width: 1, height: 1 }, g);
+    else if (b.shape === "hex") hit = svg("polygon", { points: hex(cx, cy, R) }, g);
+    else hit = svg("circle", { cx, cy, r: 0.45 }, g);
+    hit.setAttribute("class", "cell hit");
+    hit.dataset.square = c.name;
+    if (c.piece) hit.dataset.piece = c.piece;
+    svg("title", {}, hit).textContent = c.name + (c.piece ? ` (${c.piece})` : "");
+    hit.addEventListener("click", () => clicked(c.name));
+  }
+}
+
+function render() {
+  drawBoard();
+  const on = !!state && !busy;
+  const playing = on && !state.over;
+  $("hint").disabled = !(playing && state.your_turn);
+  $("undo").disabled = !(playing && state.record.length > 0);
+  $("resign").disabled = !playing;
+  $("move-submit").disabled = !(playing && state.your_turn);
+  const dl = $("download");
+  if (state) {
+    dl.href = `/api/game/${state.id}/record`;
+    dl.classList.remove("disabled");
+    dl.setAttribute("aria-disabled", "false");
+  }
+  const specials = $("specials");
+  specials.textContent = "";
+  if (playing && state.your_turn) {
+    for (const m of state.moves.filter((x) => x.squares.length === 0)) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = m.text;
+      b.dataset.move = m.text;
+      b.className = "special";
+      b.addEventListener("click", () => play(m.text));
+      specials.appendChild(b);
+    }
+  }
+  document.body.dataset.busy = busy ? "1" : "0";
+  if (!state) return;
+  const me = state.players[state.you], it = state.players[1 - state.you];
+  $("opponent").textContent = `${state.game}, level ${state.level}${ratingText(state.rating)}: ${state.opponent}`
+    + (state.network ? ` with the network ${state.network}` : ", random-playout leaves (no network)")
+    + (state.profile ? `. ${state.profile}` : "");
+  if (!busy) {
+    if (state.over) setStatus("The game is over.");
+    else if (state.your_turn) setStatus(`Your move (${me})` + (hint ? `: the hint is ${hint.text}` : "")
+                                        + (selected ? `: ${selected} selected` : "") + ".");
+    else setStatus(`The computer (${it}) is to move.`);
+  }
+  const res = $("result");
+  res.hidden = !state.result;
+  res.textContent = state.result ? state.result.text : "";
+  $("legal").textContent = state.moves.map((m) => m.text).join(" ");
+  const rec = $("record");
+  rec.textContent = "";
+  for (const m of state.record) {
+    const li = document.createElement("li");
+    li.textContent = m;
+    rec.appendChild(li);
+  }
+  $("drawing").textContent = state.drawing;
+  document.body.dataset.game = state.id;
+  document.body.dataset.plies = String(state.record.length);
+  document.body.dataset.turn = state.over ? "over" : state.your_turn ? "you" : "computer";
+}
+
+window.addEventListener("DOMContentLoaded", init);

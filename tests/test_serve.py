@@ -1,0 +1,359 @@
+"""`descent serve`: the board geometry of every game, the JSON API through Starlette's test client
+(games, moves, bad moves, undo, hint, resign, the record, several games at once, bad requests), and
+the command itself. Budgets are small iteration counts, so nothing depends on machine speed."""
+import asyncio
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+from click.testing import CliRunner  # noqa: E402
+from starlette.testclient import TestClient  # noqa: E402
+
+import games  # noqa: E402
+from descent.api import LEVELS  # noqa: E402
+from descent.cli import cli  # noqa: E402
+from descent.web import board  # noqa: E402
+from descent.web.app import available_games, create_app, level_rating  # noqa: E402
+from tests.conftest import GAME_SPECS  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def app():
+    application = create_app(iterations=30)
+    with TestClient(application) as client:
+        yield client
+
+
+def new(client, game="tic_tac_toe", level="balanced", side="first", **extra):
+    r = client.post("/api/new", json=dict(game=game, level=level, side=side, **extra))
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def error_of(r, status):
+    assert r.status_code == status, r.text
+    assert r.headers["content-type"].startswith("application/json")
+    body = r.json()
+    assert set(body) == {"error"} and body["error"] and "\n" not in body["error"]
+    assert "Traceback" not in r.text
+    return body["error"]
+
+
+# ---- the board the page draws ----------------------------------------------------------------
+
+@pytest.mark.parametrize("spec", GAME_SPECS)
+def test_board_geometry_matches_the_moves(spec):
+    """Over random games: cell names are unique; every legal move names cells of the board (or none:
+    pass, swap); a move's first square holds a piece of the mover; a placement lands on an empty cell."""
+    info = games.load(spec)
+    rng = random.Random(7)
+    for _ in range(2):
+        s = info.new_state()
+        while not s.is_game_over() and s.ply < 150:
+            view = board.view(s)
+            named = [c for c in view["cells"] if c["name"]]
+            cell = {c["name"]: c for c in named}
+            assert len(cell) == len(named)
+            for c in view["cells"]:
+                assert (c["piece"] is None) == (c["owner"] is None)
+            for m in board.moves(s):
+                sq = m["squares"]
+                assert sq or m["text"] in ("pass", "swap"), m
+                if len(sq) == 1:
+                    assert cell[sq[0]]["piece"] is None, (m, s.position())
+                elif len(sq) > 1:
+                    assert cell[sq[0]]["owner"] == s.to_move, (m, s.position())
+            s.push(rng.choice(s.legal_actions_list()))
+
+
+@pytest.mark.parametrize("size,squares", [(10, 50), (8, 32)])
+def test_draughts_squares_are_numbered_as_the_engine_numbers_them(size, squares):
+    info = games.load(f"international_draughts(board={size})")
+    for k in (1, 2, squares // 2, squares - 1):
+        s = info.new_state()
+        s.set_position(f"W:WK{k}:BK{squares if k != squares else 1}")
+        cell = {c["name"]: c for c in board.view(s)["cells"] if c["name"]}
+        assert len(cell) == squares
+        assert cell[str(k)]["piece"] == "W"
+
+
+def test_point_boards_have_the_lines_of_their_drawings():
+    """tapatan and alquerque: each line joins points the drawing joins ('-', '|', '\\', '/')."""
+    for spec in ("tapatan", "alquerque"):
+        s = games.load(spec).new_state()
+        view = board.view(s)
+        rows = [ln for ln in str(s).splitlines()[:-1]]      # the last line is the column letters
+        where = {c["name"]: c for c in view["cells"]}
+        for a, b in view["lines"]:
+            top, low = sorted((where[a], where[b]), key=lambda c: c["y"])
+            left, dc = min(top["x"], low["x"]), low["x"] - top["x"]
+            if top["y"] == low["y"]:
+                assert rows[2 * top["y"]][3 + 4 * left + 2] == "-", (spec, a, b)
+            elif dc == 0:
+                assert rows[2 * top["y"] + 1][3 + 4 * left] == "|", (spec, a, b)
+            else:
+                assert rows[2 * top["y"] + 1][3 + 4 * left + 2] == ("\\" if dc > 0 else "/"), (spec, a, b)
+        assert len(view["lines"]) == {"tapatan": 16, "alquerque": 56}[spec]
+
+
+def test_havannah_is_hexagonal_with_the_swap_as_a_button():
+    s = games.load("havannah(base=4)").new_state()
+    view = board.view(s)
+    assert view["shape"] == "hex" and len(view["cells"]) == 37
+    s.push(s.parse_move("b2"))
+    moves = {m["text"]: m["squares"] for m in board.moves(s)}
+    assert moves["swap"] == [] and moves["c3"] == ["c3"]
+
+
+# ---- the API -----------------------------------------------------------------------------------
+
+def test_lists_games_with_networks_and_every_level(app):
+    data = app.get("/api/games").json()
+    specs = [g["spec"] for g in data["games"]]
+    assert "tic_tac_toe" in specs and "reversi(size=6)" in specs and "breakthrough(rows=6,cols=6)" in specs
+    from descent.shipped import entries
+    assert {card["game"] for _, card in entries()} <= set(specs)
+    for g in data["games"]:
+        assert [lv["name"] for lv in g["levels"]] == list(LEVELS)
+        for lv in g["levels"]:
+            assert lv["rating"] == level_rating(g["spec"], lv["name"])
+    levels = app.get("/api/levels").json()["levels"]
+    assert [lv["name"] for lv in levels] == list(LEVELS) and all(lv["about"] for lv in levels)
+
+
+def test_a_whole_game_with_a_bad_move_hint_undo_and_the_record(app):
+    g = new(app)
+    gid = g["id"]
+    assert g["your_turn"] and not g["over"] and g["you"] == 0 and g["network"]
+    assert sorted(m["text"] for m in g["moves"]) == sorted(m["squares"][0] for m in g["moves"])
+    g = app.post(f"/api/game/{gid}/move", json={"move": "b2"}).json()
+    assert g["last"] == {"text": "b2", "squares": ["b2"], "by": "you"} and not g["your_turn"]
+    assert "computer's turn" in error_of(app.post(f"/api/game/{gid}/move", json={"move": "a1"}), 409)
+    g = app.post(f"/api/game/{gid}/reply").json()
+    assert g["your_turn"] and g["last"]["by"] == "computer" and g["played"] == g["record"][-1]
+    msg = error_of(app.post(f"/api/game/{gid}/move", json={"move": "b2"}), 400)
+    assert "b2" in msg and "illegal" in msg
+    error_of(app.post(f"/api/game/{gid}/move", json={"move": "z9"}), 400)
+    error_of(app.post(f"/api/game/{gid}/move", json={"move": 5}), 400)
+    assert app.get(f"/api/game/{gid}").json()["record"] == g["record"]      # unchanged
+    h = app.post(f"/api/game/{gid}/hint").json()
+    assert h["hint"]["text"] in [m["text"] for m in g["moves"]] and h["record"] == g["record"]
+    u = app.post(f"/api/game/{gid}/undo").json()
+    assert u["undone"] == 2 and u["record"] == [] and u["your_turn"]
+    error_of(app.post(f"/api/game/{gid}/undo"), 409)
+    while not g["over"]:
+        if g["your_turn"]:
+            g = app.post(f"/api/game/{gid}/move", json={"move": g["moves"][-1]["text"]}).json()
+        else:
+            g = app.post(f"/api/game/{gid}/reply").json()
+    assert g["result"]["text"] and g["result"]["score"] in ("1-0", "0-1", "1/2-1/2")
+    assert not g["moves"]
+    error_of(app.post(f"/api/game/{gid}/reply"), 409)
+    error_of(app.post(f"/api/game/{gid}/undo"), 409)
+    r = app.get(f"/api/game/{gid}/record")
+    assert r.status_code == 200 and "attachment" in r.headers["content-disposition"]
+    assert '[Game "tic_tac_toe"]' in r.text and f'[Result "{g["result"]["score"]}"]' in r.text
+    assert r.text.split("\n")[-2].split()[0] == "1." + g["record"][0]
+
+
+def test_second_side_resign_and_record(app):
+    g = new(app, game="breakthrough(rows=6,cols=6)", level="easy", side="second")
+    gid = g["id"]
+    assert not g["your_turn"] and g["moves"] == []
+    error_of(app.post(f"/api/game/{gid}/move", json={"move": "a5a4"}), 409)
+    g = app.post(f"/api/game/{gid}/reply").json()
+    assert g["your_turn"] and all(len(m["squares"]) == 2 for m in g["moves"])
+    g = app.post(f"/api/game/{gid}/move", json={"move": g["moves"][0]["text"]}).json()
+    g = app.post(f"/api/game/{gid}/resign").json()
+    assert g["over"] and g["result"]["winner"] == 0 and "resigned" in g["result"]["text"]
+    error_of(app.post(f"/api/game/{gid}/resign"), 409)
+    text = app.get(f"/api/game/{gid}/record").text
+    assert '[Result "1-0"]' in text and "resignation" in text and '[You "o"]' in text
+
+
+def test_havannah_swap_is_a_move(app):
+    g = new(app, game="havannah(base=4)", level="strongest", side="second")
+    g = app.post(f"/api/game/{g['id']}/reply").json()
+    assert {"text": "swap", "squares": []} in g["moves"]
+    g = app.post(f"/api/game/{g['id']}/move", json={"move": "swap"}).json()
+    assert g["last"]["text"] == "swap" and not g["your_turn"]
+
+
+def test_two_games_at_once_are_independent(app):
+    a, b = new(app), new(app, game="reversi(size=6)")
+    assert a["id"] != b["id"]
+    app.post(f"/api/game/{a['id']}/move", json={"move": "a1"})
+    assert app.get(f"/api/game/{b['id']}").json()["record"] == []
+    app.post(f"/api/game/{b['id']}/move", json={"move": b["moves"][0]["text"]})
+    assert app.get(f"/api/game/{a['id']}").json()["record"] == ["a1"]
+
+
+def test_the_server_answers_while_games_think():
+    """Two computers think at once (searches run off the event loop): meanwhile the server answers
+    other requests, and shows both games as thinking."""
+    import httpx
+    application = create_app(iterations=20000)
+
+    async def scenario():
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+            ids = []
+            for _ in range(2):
+                r = await c.post("/api/new", json={"game": "reversi(size=6)", "level": "strongest",
+                                                   "side": "second"})
+                ids.append(r.json()["id"])
+            replies = [asyncio.ensure_future(c.post(f"/api/game/{gid}/reply")) for gid in ids]
+            seen = set()
+            while not all(t.done() for t in replies):
+                assert (await c.get("/api/levels")).status_code == 200
+                for gid in ids:
+                    view = (await c.get(f"/api/game/{gid}")).json()
+                    if view["thinking"]:
+                        seen.add(gid)
+                    # a request on a game whose computer is thinking is refused, not queued
+                    if view["thinking"]:
+                        r = await c.post(f"/api/game/{gid}/hint")
+                        assert r.status_code == 409 and "thinking" in r.json()["error"]
+                await asyncio.sleep(0.01)
+            results = [t.result() for t in replies]
+            assert all(r.status_code == 200 and r.json()["your_turn"] for r in results)
+            return seen, ids
+
+    seen, ids = asyncio.run(scenario())
+    assert seen == set(ids)
+    application.state.hub.close()
+
+
+def test_a_cap_on_games_open_at_once():
+    with TestClient(create_app(iterations=5, max_games=2)) as c:
+        a, _ = new(c), new(c)
+        msg = error_of(c.post("/api/new", json={"game": "tic_tac_toe"}), 503)
+        assert "too many games" in msg
+        assert c.delete(f"/api/game/{a['id']}").json() == {"closed": a["id"]}
+        error_of(c.get(f"/api/game/{a['id']}"), 404)
+        new(c)
+
+
+def test_bad_requests_get_a_json_error(app):
+    gid = new(app)["id"]
+    error_of(app.post("/api/new", content=b"{not json"), 400)
+    error_of(app.post("/api/new", content=b"\xff\xfe"), 400)
+    error_of(app.post("/api/new", json=["tic_tac_toe"]), 400)
+    error_of(app.post("/api/new", json={}), 400)
+    error_of(app.post("/api/new", json={"game": 3}), 400)
+    error_of(app.post("/api/new", json={"game": "tic_tac_toe", "level": True}), 400)
+    assert "unknown game" in error_of(app.post("/api/new", json={"game": "chess"}), 400)
+    assert "unknown game" in error_of(app.post("/api/new", json={"game": "../../etc/passwd"}), 400)
+    assert "unknown level" in error_of(app.post("/api/new", json={"game": "tic_tac_toe", "level": "godlike"}), 400)
+    error_of(app.post("/api/new", json={"game": "tic_tac_toe", "side": "middle"}), 400)
+    assert "player name" in error_of(app.post("/api/new", json={"game": "tic_tac_toe", "level": "adaptive"}), 400)
+    error_of(app.post("/api/new", json={"game": "tic_tac_toe", "level": "adaptive", "player": "../../x"}), 400)
+    error_of(app.post("/api/new", json={"game": "tic_tac_toe", "player": "ann"}), 400)
+    error_of(app.post("/api/new", content=b"{" + b" " * 10000 + b"}"), 413)
+    error_of(app.post(f"/api/game/{gid}/move", json={}), 400)
+    error_of(app.post(f"/api/game/{gid}/move", json={"move": "a1" * 200}), 400)
+    error_of(app.get("/api/game/does-not-exist-1234"), 404)
+    error_of(app.post("/api/game/does-not-exist-1234/move", json={"move": "a1"}), 404)
+    error_of(app.get("/api/game/..%2F..%2Fetc/record"), 404)
+    error_of(app.get("/api/game/" + "x" * 500), 404)
+    error_of(app.get("/no/such/page"), 404)
+    error_of(app.get("/static/../app.py"), 404)
+    error_of(app.get("/api/new"), 405)
+    error_of(app.put(f"/api/game/{gid}"), 405)
+
+
+def test_the_page_and_its_files_are_served_with_nothing_from_elsewhere(app):
+    page = app.get("/")
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    assert "default-src 'self'" in page.headers["content-security-policy"]
+    for name in ("app.js", "style.css"):
+        r = app.get(f"/static/{name}")
+        assert r.status_code == 200 and "http://" not in r.text.replace("http://www.w3.org/2000/svg", "")
+        assert "https://" not in r.text
+    assert "https://" not in page.text and "http://" not in page.text
+
+
+def test_adaptive_level_updates_the_profile(app, tmp_path, monkeypatch):
+    monkeypatch.setenv("DESCENT_DATA_DIR", str(tmp_path))
+    g = new(app, level="adaptive", player="ann")
+    assert "adaptive for ann" in g["opponent"]
+    g = app.post(f"/api/game/{g['id']}/resign").json()
+    assert g["profile"].startswith("Your profile is updated")
+    files = list((tmp_path / "profiles").glob("ann-*.json"))
+    assert len(files) == 1 and "tic_tac_toe" in files[0].read_text()
+
+
+def test_a_trained_network_is_offered_and_played(tmp_path):
+    """A network the user trained (`--root`) is offered beside the shipped ones, and plays."""
+    runs = tmp_path / "runs"
+    r = subprocess.run([sys.executable, "-m", "descent", "train", "tic_tac_toe", "--out", str(runs / "tic"),
+                        "--population", "1", "--budget", "1h", "--milestones", "0.5s", "--max-games", "2",
+                        "--inference", "numpy"], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert r.returncode == 0, r.stderr
+    offered = {g["spec"]: g["network"] for g in available_games(runs)}
+    assert offered["tic_tac_toe"] == "trained" and offered["reversi(size=6)"] == "shipped"
+    assert {g["spec"]: g["network"] for g in available_games(tmp_path / "empty")}["tic_tac_toe"] == "shipped"
+    with TestClient(create_app(root=runs, iterations=10)) as c:
+        g = new(c)
+        assert g["network"] == "member_00/milestone_0.5s.weights.h5"
+        g = c.post(f"/api/game/{g['id']}/move", json={"move": "b2"}).json()
+        assert c.post(f"/api/game/{g['id']}/reply").json()["your_turn"]
+
+
+# ---- the command ---------------------------------------------------------------------------------
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_without_the_web_extra_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "uvicorn", None)
+    r = CliRunner().invoke(cli, ["serve"])
+    assert r.exit_code == 2 and "pip install 'descent[web]'" in r.output
+    assert len(r.output.strip().splitlines()) == 1
+
+
+def test_serve_refuses_a_port_in_use_and_a_missing_root(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        r = CliRunner().invoke(cli, ["serve", "--port", str(s.getsockname()[1])])
+    assert r.exit_code == 2 and "cannot listen" in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(cli, ["serve", "--root", str(tmp_path / "nope")])
+    assert r.exit_code == 2 and "no such directory" in r.output
+
+
+def test_serve_prints_its_address_and_serves(tmp_path):
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "descent", "serve", "--port", str(port), "--iterations", "5"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
+                            env=dict(os.environ, DESCENT_DATA_DIR=str(tmp_path)))
+    try:
+        line = proc.stdout.readline()
+        assert f"http://127.0.0.1:{port}/" in line, line
+        for _ in range(200):            # the socket is bound before the line is printed
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/levels", timeout=30) as r:
+                    assert [lv["name"] for lv in json.load(r)["levels"]] == list(LEVELS)
+                break
+            except OSError:
+                import time
+                time.sleep(0.1)
+        else:
+            pytest.fail("the server did not answer")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
