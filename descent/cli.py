@@ -882,6 +882,46 @@ def _check_writable(path: str, option: str) -> None:
 
 
 @cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (another than localhost lets other machines play).")
+@click.option("--port", type=IntRange(1, 65535), default=8000, show_default=True)
+@click.option("--root", "root", type=click.Path(file_okay=False), default=None,
+              help="Folder of your trained runs (default: checkpoints/).")
+@click.option("--time", "think", type=Seconds(), default=None, help="Seconds per computer move (default 1, or "
+              "the calibrated budget at the balanced level).")
+@click.option("--iterations", type=COUNT, default=None, help="Iterations per computer move instead of time.")
+@click.option("--max-games", type=IntRange(1, 1000), default=16, show_default=True,
+              help="Games open at once (browser tabs).")
+def serve(host, port, root, think, iterations, max_games):
+    """Play in the browser: a local web server with a page to play every game that has a shipped
+    or trained network, at every level of `descent play`."""
+    try:
+        import uvicorn
+        from descent.web.app import create_app
+    except ImportError as exc:
+        raise UserError(f"descent serve needs the web extra ({exc.name} is missing): "
+                        f"pip install 'descent[web]'") from None
+    from pathlib import Path
+    if root is not None and not Path(root).is_dir():
+        raise UserError(f"--root {root}: no such directory")
+    app = create_app(root=root, max_games=max_games, time_per_move=think, iterations=iterations)
+    import socket
+    try:                 # bound here, so that a port in use is one line, before anything starts
+        family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    names = ", ".join(g["spec"] for g in app.state.hub.offered) or "none (train one with `descent train`)"
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"descent serve: play at http://{shown}:{port}/  (games: {names}; Ctrl-C stops)")
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        click.echo(f"Listening on {host}: anyone who can reach it can play and create player profiles.")
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+
+
+@cli.command()
 def algorithms():
     """List the search algorithms an agent can use, with their keys and defaults."""
     from search_ext.agents import describe_algorithms
