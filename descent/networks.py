@@ -15,17 +15,17 @@ from search_ext import agents as _agents
 
 
 def network_evaluator(opts: dict, game=None):
-    """The leaf evaluator of an agent with ``net=PATH``: the checkpoint's network through the
-    fastest inference backend available (``training.inference.make_inference``), cached in
-    ``opts`` so that an agent's searches share one network."""
+    """The leaf evaluator of an agent with ``net=PATH``: the checkpoint's network read without
+    TensorFlow (``training.network.read_network``) and run by the fastest inference backend
+    available, ONNX Runtime or NumPy (``training.inference.make_inference``), cached in ``opts`` so
+    that an agent's searches share one network."""
     inf = opts.get("_inference")
     if inf is None:
         from training.inference import make_inference
         from descent.shipped import check_network
-        from training.network import load_network
+        from training.network import read_network
         check_network(opts["net"])          # a shipped network must match its model card
-        model, _ = load_network(opts["net"], game)
-        inf = opts["_inference"] = make_inference(model)
+        inf = opts["_inference"] = make_inference(read_network(opts["net"], game))
     return inf.evaluator()
 
 

@@ -1,8 +1,7 @@
 """Inference of the value network inside the search: low per-call cost for the batches it makes.
 
 Three backends compute the same function, each built from the network's one description
-(``training.architecture``: ``Architecture.layers()``, the ordered layer specs), which a model
-built by ``training.network.build_model`` carries as ``model.architecture``:
+(``training.architecture``: ``Architecture.layers()``, the ordered layer specs):
 
 * ``"onnx"`` (the default on CPU): ONNX Runtime running a graph built from the layer specs and the
   network's weights with ``onnx.helper`` (no converter, no file): ~20 us per call, and its
@@ -16,11 +15,20 @@ built by ``training.network.build_model`` carries as ``model.architecture``:
 
 All equal the Keras model within 1e-4 for any architecture (tests/test_architecture.py).
 
+The ONNX and NumPy backends are built from (architecture, weights, planes shape): ``Network``, what
+``training.network.read_network`` reads from a checkpoint file without TensorFlow (playing and
+evaluation), or the same three taken from a Keras model that ``training.network.build_model`` built
+(``Network.of_model``: training). Both go through one constructor, so the architecture is read in
+one place. ``make_inference`` takes either a ``Network`` or a Keras model; only the ``tf`` backend
+(and the GPU probe of ``auto`` for a Keras model) imports TensorFlow.
+
 Weights: the ONNX and NumPy backends hold a snapshot, taken by ``refresh()`` and checked against
 the architecture's weight shapes (``ArchitectureError`` if they do not fit). The trainer calls
 ``refresh()`` after every training pass, so self-play never uses weights more than one pass old.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -39,12 +47,42 @@ def architecture_of(model) -> Architecture:
     return arch
 
 
+@dataclass(frozen=True)
+class Network:
+    """A value network for inference, without TensorFlow: its ``architecture``, its ``weights``
+    (layer name -> [kernel, bias], float32, checked against ``architecture.weight_shapes``) and
+    the ``planes_shape`` (h, w, c) it reads; ``meta`` is the checkpoint's metadata when it was read
+    from a file (``training.network.read_network``)."""
+    architecture: Architecture
+    weights: dict
+    planes_shape: tuple
+    meta: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "planes_shape", tuple(int(d) for d in self.planes_shape))
+        self.architecture.check_weights(self.weights, self.planes_shape)
+
+    @classmethod
+    def of_model(cls, model, weights: dict | None = None) -> "Network":
+        """The network of a Keras model built by ``build_model``: its architecture, ``weights``
+        (default: a snapshot of its current ones, ``model_weights``) and its input shape."""
+        return cls(architecture_of(model), model_weights(model) if weights is None else weights,
+                   tuple(model.input_shape[1:]))
+
+    def keras_model(self):
+        """The Keras model of this network with these weights (imports TensorFlow)."""
+        from training.network import build_model
+        model = build_model(self.planes_shape, self.architecture)
+        for name, arrays in self.weights.items():
+            model.get_layer(name).set_weights(arrays)
+        return model
+
+
 class InferenceBase:
     """``inference(batch) -> values`` (float32, shape (n,)); counts calls and states."""
 
-    def __init__(self, model):
-        self.model = model
-        self.shape = tuple(model.input_shape[1:])
+    def __init__(self, planes_shape):
+        self.shape = tuple(int(d) for d in planes_shape)
         self.calls = 0
         self.states = 0
 
@@ -57,6 +95,35 @@ class InferenceBase:
         return CallableEvaluator(self, self.shape)
 
 
+class SnapshotInference(InferenceBase):
+    """A backend over a weight snapshot, built from a ``Network`` (architecture, weights, planes
+    shape), or from a Keras model, which is the same as ``Network.of_model(model)`` and lets
+    ``refresh()`` with no argument take the model's current weights."""
+
+    def __init__(self, network):
+        self.model = None
+        if not isinstance(network, Network):
+            self.model = network
+            network = Network.of_model(network)
+        super().__init__(network.planes_shape)
+        self.architecture = network.architecture
+        self._build(network.weights)
+
+    def refresh(self, weights: dict | None = None) -> None:
+        """Take a weight snapshot (layer name -> [kernel, bias], as ``model_weights``; default: the
+        model's current weights), checked against the architecture."""
+        if weights is None:
+            if self.model is None:
+                raise ValueError("refresh() needs the weights: this backend was built from a "
+                                 "Network, not from a model")
+            weights = model_weights(self.model)
+        self.architecture.check_weights(weights, self.shape)
+        self._build(weights)
+
+    def _build(self, weights: dict) -> None:
+        raise NotImplementedError
+
+
 class TFInference(InferenceBase):
     """One fixed-signature ``tf.function`` (no retracing, no ``model.predict``); reads the live
     weights."""
@@ -64,7 +131,8 @@ class TFInference(InferenceBase):
     name = "tf"
 
     def __init__(self, model):
-        super().__init__(model)
+        super().__init__(model.input_shape[1:])
+        self.model = model
         from training import import_tensorflow
         tf = import_tensorflow()
         self._fn = tf.function(lambda x: model(x, training=False),
@@ -87,24 +155,18 @@ def _activate(x: np.ndarray, activation: str | None) -> None:
         raise ArchitectureError(f"no NumPy activation {activation!r}")
 
 
-class NumpyInference(InferenceBase):
-    """The model's layer specs evaluated with NumPy on a weight snapshot (``refresh()`` to
+class NumpyInference(SnapshotInference):
+    """The network's layer specs evaluated with NumPy on a weight snapshot (``refresh()`` to
     update). Activations are kept as (n * h * w, c) matrices in NHWC order."""
 
     name = "numpy"
 
-    def __init__(self, model):
-        super().__init__(model)
-        self.architecture = architecture_of(model)
+    def __init__(self, network):
         self._plan: list = []
         self._bufs: dict = {}
-        self.refresh()
+        super().__init__(network)
 
-    def refresh(self, weights: dict | None = None) -> None:
-        """Take a weight snapshot (``model_weights``; default: the model's current weights)."""
-        w = model_weights(self.model) if weights is None else weights
-        self.architecture.check_weights(w, self.shape)
-
+    def _build(self, w: dict) -> None:
         def conv(spec):
             k, b = w[spec.name]
             return spec, np.ascontiguousarray(k.reshape(-1, k.shape[-1]), np.float32), np.asarray(b, np.float32)
@@ -275,24 +337,19 @@ def onnx_available() -> bool:
     return True
 
 
-class OnnxInference(InferenceBase):
-    """ONNX Runtime (CPU execution provider, ``threads`` intra-op threads) on a weight snapshot."""
+class OnnxInference(SnapshotInference):
+    """ONNX Runtime (CPU execution provider, ``threads`` intra-op threads) on a weight snapshot;
+    ``refresh()`` rebuilds the session (a few milliseconds)."""
 
     name = "onnx"
 
-    def __init__(self, model, threads: int = 1):
-        super().__init__(model)
-        self.architecture = architecture_of(model)
+    def __init__(self, network, threads: int = 1):
         self.threads = threads
         self._sess = None
-        self.refresh()
+        super().__init__(network)
 
-    def refresh(self, weights: dict | None = None) -> None:
-        """Rebuild the session from a weight snapshot (``model_weights``; default: the model's
-        current weights). A few milliseconds."""
+    def _build(self, weights: dict) -> None:
         import onnxruntime as ort
-        if weights is None:
-            weights = model_weights(self.model)
         so = ort.SessionOptions()
         so.intra_op_num_threads = self.threads
         so.inter_op_num_threads = 1
@@ -361,17 +418,22 @@ def default_games_in_flight(branching: int, device: str = "cpu") -> int:
     return max(2, min(top, target // max(1, branching)))
 
 
-def make_inference(model, backend: str = "auto", device: str = "auto", threads: int = 1):
-    """The inference object for ``backend``. ``auto``: ``tf`` when TensorFlow runs on a GPU (device
-    ``gpu``, or ``auto`` with a GPU present), else ``onnx`` when onnxruntime is installed, else
-    ``numpy``."""
+def make_inference(network, backend: str = "auto", device: str = "auto", threads: int = 1):
+    """The inference object for ``backend`` over ``network``: a ``Network`` (read from a file by
+    ``training.network.read_network``) or a Keras model (training).
+
+    ``auto``: for a Keras model, ``tf`` when TensorFlow runs on a GPU (device ``gpu``, or ``auto``
+    with a GPU present); then ``onnx`` when onnxruntime is installed, else ``numpy``. For a
+    ``Network``, ``auto`` never looks for a GPU (that would import TensorFlow): it is ``onnx`` or
+    ``numpy``, and only ``backend="tf"`` builds the Keras model."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown inference backend {backend!r} (known: {', '.join(BACKENDS)})")
     if backend == "auto":
-        on_gpu = device == "gpu" or (device == "auto" and gpu_available())
+        on_gpu = not isinstance(network, Network) and (
+            device == "gpu" or (device == "auto" and gpu_available()))
         backend = "tf" if on_gpu else ("onnx" if onnx_available() else "numpy")
     if backend == "tf":
-        return TFInference(model)
+        return TFInference(network.keras_model() if isinstance(network, Network) else network)
     if backend == "onnx":
-        return OnnxInference(model, threads)
-    return NumpyInference(model)
+        return OnnxInference(network, threads)
+    return NumpyInference(network)

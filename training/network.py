@@ -1,13 +1,18 @@
 """The value network: a residual CNN over the game's planes with a tanh output, trained with MSE;
 its architecture is described once, in ``training.architecture``.
 
-Inference inside the search goes through one fixed-signature ``tf.function`` (no retracing, no
-``model.predict``), called once per expansion with the batch of encoded children.
+For playing and evaluation, ``read_network`` reads a checkpoint's architecture and weights
+without TensorFlow (h5py and NumPy only) into a ``training.inference.Network``, which the ONNX
+Runtime and NumPy backends run; ``load_network`` builds the Keras model of the same file (training,
+and the ``tf`` backend), through the same reading and checks.
 
 Files are HDF5 written under a temporary name and renamed, and read without executing code:
 * ``save_state``/``load_state``: weights, optimizer variables and a JSON metadata record in one file
   (the rolling "latest" state used to resume);
 * ``save_weights``/``load_weights``: weights only (milestone checkpoints; metadata in a JSON beside).
+Both store the weights as the group ``weights`` of arrays ``0000``, ``0001``, ... in the order of the
+Keras model's ``model.weights``: the layers of ``Architecture.layers()`` in order, kernel then bias
+(``weight_order``).
 Writes go through ``training.fileio`` (temporary name, fsync, rename).
 """
 from __future__ import annotations
@@ -22,9 +27,9 @@ import numpy as np
 from games import validate as v
 from games.errors import GameError
 from training.architecture import META as ARCHITECTURE_META
-from training.architecture import Architecture, Conv, Dense, Flatten, Residual
+from training.architecture import Architecture, ArchitectureError, Conv, Dense, Flatten, Residual
 from training import fileio
-from training.inference import TFInference
+from training.inference import Network, TFInference
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -202,24 +207,42 @@ def _write_vars(group, variables) -> None:
         group.create_dataset(f"{i:04d}", data=np.asarray(v.numpy() if hasattr(v, "numpy") else v))
 
 
-def _read_vars(group, variables, path: Path, what: str) -> None:
+def _read_arrays(group, shapes, path: Path, what: str) -> list:
+    """The arrays of a group written by ``_write_vars``, checked against ``shapes`` (in order):
+    count, numeric, shape and finite; float32, read-only. ``CheckpointError`` naming the entry."""
     if not isinstance(group, h5py.Group):
         raise CheckpointError(f"{path}: '{what}' is not a group of arrays")
     keys = sorted(group.keys())
-    if len(keys) != len(variables):
-        raise CheckpointError(f"{path}: {what} holds {len(keys)} arrays, the model needs {len(variables)} "
+    if len(keys) != len(shapes):
+        raise CheckpointError(f"{path}: {what} holds {len(keys)} arrays, the model needs {len(shapes)} "
                               f"(different network size?)")
-    for k, v in zip(keys, variables):
+    out = []
+    for k, shape in zip(keys, shapes):
         ds = group[k]
         if not isinstance(ds, h5py.Dataset) or ds.dtype.kind not in "fiu":
             raise CheckpointError(f"{path}: {what} entry {k!r} is not a numeric array")
         arr = ds[()]
-        if tuple(np.shape(arr)) != tuple(v.shape):
-            raise CheckpointError(f"{path}: {what} array {k} has shape {arr.shape}, expected "
-                                  f"{tuple(v.shape)} (different network size?)")
+        if tuple(np.shape(arr)) != tuple(shape):
+            raise CheckpointError(f"{path}: {what} array {k} has shape {np.shape(arr)}, expected "
+                                  f"{tuple(shape)} (different network size?)")
         if not np.isfinite(arr).all():
             raise CheckpointError(f"{path}: {what} array {k} holds NaN or infinite values")
-        v.assign(arr)
+        arr = np.asarray(arr, np.float32)
+        arr.setflags(write=False)
+        out.append(arr)
+    return out
+
+
+def _read_vars(group, variables, path: Path, what: str) -> None:
+    for arr, var in zip(_read_arrays(group, [tuple(v.shape) for v in variables], path, what), variables):
+        var.assign(arr)
+
+
+def weight_order(arch: Architecture, planes_shape) -> list[tuple[str, int, tuple]]:
+    """(layer name, index in the layer's [kernel, bias], shape) of each array a checkpoint's
+    ``weights`` group holds, in its order (that of the Keras model's ``model.weights``)."""
+    return [(name, i, tuple(shape)) for name, shapes in arch.weight_shapes(planes_shape).items()
+            for i, shape in enumerate(shapes)]
 
 
 def save_state(path: Path, model, optimizer, meta: dict) -> None:
@@ -288,35 +311,62 @@ def load_weights(path: Path, model) -> dict:
 
 
 _NET_CACHE: dict = {}
+_READ_CACHE: dict = {}
 
 
-def load_network(path, game_info=None):
-    """Build the model described by a checkpoint's metadata and load its weights.
-
-    ``path`` is a milestone ``.weights.h5`` or a rolling ``latest.h5`` state. Cached per process.
-    Returns ``(model, meta)``; raises ``CheckpointError`` naming the file.
-    """
+def _checkpoint_key(path) -> tuple[Path, tuple]:
+    """The checked path of a network checkpoint and its cache key (path, modification time)."""
     path = v.file_path(path, "network checkpoint path", CheckpointError)
     if path.is_dir():
         raise CheckpointError(f"{path}: a directory, not a network checkpoint file (give its "
                               f"latest.h5 or a milestone_*.weights.h5)")
-    key = (str(path.resolve()), path.stat().st_mtime_ns if path.exists() else 0)
-    if key in _NET_CACHE:
-        return _NET_CACHE[key]
-    try:
-        with h5py.File(path, "r") as f:
-            fmt, meta = _meta_of(f, path)
-    except CheckpointError:
-        raise
-    except FileNotFoundError:
-        raise CheckpointError(f"{path}: network checkpoint not found") from None
-    except _H5_ERRORS as exc:
-        raise CheckpointError(v.one_line(f"{path}: corrupt or truncated checkpoint ({exc})")) from None
+    return path, (str(path.resolve()), path.stat().st_mtime_ns if path.exists() else 0)
+
+
+def read_network(path, game_info=None) -> Network:
+    """A checkpoint's network for inference, read without TensorFlow: its architecture (from the
+    metadata), its weights (layer name -> [kernel, bias], float32, read-only) checked against the
+    architecture's weight shapes, its planes shape and metadata, as a ``training.inference.Network``
+    (``make_inference`` runs it in ONNX Runtime or NumPy).
+
+    ``path`` is a milestone ``.weights.h5`` or a rolling ``latest.h5`` state; with ``game_info``
+    the network must be of that game. Cached per process (path and modification time). Raises
+    ``CheckpointError`` naming the file: missing, corrupt, of another game, or weights that do not
+    fit the architecture its metadata describes."""
+    path, key = _checkpoint_key(path)
+    net = _READ_CACHE.get(key)
+    if net is None:
+        try:
+            with h5py.File(path, "r") as f:
+                fmt, meta = _meta_of(f, path)
+                arch, shape = _network_of_meta(meta, path)
+                order = weight_order(arch, shape)
+                arrays = _read_arrays(f["weights"], [o[2] for o in order], path, "weights")
+        except CheckpointError:
+            raise
+        except FileNotFoundError:
+            raise CheckpointError(f"{path}: network checkpoint not found") from None
+        except _H5_ERRORS as exc:
+            raise CheckpointError(v.one_line(f"{path}: corrupt or truncated checkpoint ({exc})")) from None
+        weights: dict = {}
+        for (name, _, _), arr in zip(order, arrays):
+            weights.setdefault(name, []).append(arr)
+        try:
+            net = Network(arch, weights, shape, meta)
+        except ArchitectureError as exc:
+            raise CheckpointError(v.one_line(f"{path}: {exc}")) from None
+        _READ_CACHE[key] = net
+    if game_info is not None and net.meta.get("game") != game_info.spec:
+        raise CheckpointError(f"{path}: a network of {net.meta.get('game')}, not of {game_info.spec}")
+    return net
+
+
+def _network_of_meta(meta: dict, path: Path) -> tuple[Architecture, tuple]:
+    """The architecture and planes shape a checkpoint's metadata describes, checked against its
+    game; ``CheckpointError`` naming the entry."""
     net_cfg = meta.get("network") or meta.get("config", {}).get("network")
     if net_cfg is None:
         raise CheckpointError(f"{path}: not a descent network checkpoint (no network sizes in its metadata)")
-    if game_info is not None and meta.get("game") != game_info.spec:
-        raise CheckpointError(f"{path}: a network of {meta.get('game')}, not of {game_info.spec}")
     import games
     try:
         game_shape = tuple(games.load(meta["game"]).planes_shape)
@@ -326,11 +376,23 @@ def load_network(path, game_info=None):
     if shape != game_shape:
         raise CheckpointError(f"{path}: meta.planes_shape {list(shape)} is not the planes shape of "
                               f"{meta['game']} {list(game_shape)}")
-    arch = Architecture.from_meta(net_cfg, CheckpointError, f"{path}: meta.network")
-    model = build_model(shape, arch)
-    if fmt == "descent-weights-1":
-        load_weights(path, model)
+    return Architecture.from_meta(net_cfg, CheckpointError, f"{path}: meta.network"), shape
+
+
+def load_network(path, game_info=None):
+    """The Keras model of a checkpoint (training, and the ``tf`` backend; imports TensorFlow): the
+    network ``read_network`` reads, built with ``build_model`` and given its weights.
+
+    ``path`` is a milestone ``.weights.h5`` or a rolling ``latest.h5`` state. Cached per process.
+    Returns ``(model, meta)``; raises ``CheckpointError`` naming the file.
+    """
+    path, key = _checkpoint_key(path)
+    if key in _NET_CACHE:
+        model, meta = _NET_CACHE[key]
     else:
-        load_state(path, model, None)
-    _NET_CACHE[key] = (model, meta)
+        net = read_network(path)
+        model, meta = net.keras_model(), net.meta
+        _NET_CACHE[key] = (model, meta)
+    if game_info is not None and meta.get("game") != game_info.spec:
+        raise CheckpointError(f"{path}: a network of {meta.get('game')}, not of {game_info.spec}")
     return model, meta
