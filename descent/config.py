@@ -20,7 +20,7 @@ from games.errors import GameError
 from training.architecture import HELP as ARCH_HELP, Architecture, field_checks
 from training.options import RuntimeOptions, option_fields
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+from descent.resources import CONFIG_DIR
 
 
 class ConfigError(GameError):

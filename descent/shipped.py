@@ -27,9 +27,10 @@ from pathlib import Path
 
 from games import validate as v
 from training.network import CheckpointError
-from training.run import DEFAULT_ROOT, default_run_dir
+from descent.resources import SHIPPED_DIR
+from training.run import default_run_dir
 
-SHIPPED_ROOT = DEFAULT_ROOT / "shipped"
+SHIPPED_ROOT = SHIPPED_DIR
 CARD_FILE = "card.json"
 CALIBRATION_FILE = "calibration.json"
 FORMAT = "descent-card-1"
@@ -259,3 +260,35 @@ def calibration(game_spec: str, base=None) -> dict | None:
         raise CheckpointError(f"shipped calibration {path}: made for other weights than the card's; "
                               f"rerun `descent ship {game_spec} --calibrate`")
     return dict(_resolve(cal, d), path=str(path), shipped=True)
+
+
+def _rating_text(elo) -> str:
+    """A network's rating as the README's table shows it."""
+    if not isinstance(elo, dict) or elo.get("elo") is None:
+        return "not rated"
+    scores = elo.get("scores") or {}
+    if scores and all(s[0] >= 1.0 for s in scores.values()):
+        top = max(scores, key=lambda k: int(re.sub(r"\D", "", k) or 0))
+        return f"unbeaten: above the top rung ({top}, {sum(s[3] for s in scores.values())} games won)"
+    return f"{elo['elo']:+,.0f} [{elo['low']:+,.0f}, {elo['high']:+,.0f}]"
+
+
+def markdown_table(base=None) -> str:
+    """The README's table of the shipped networks, made from their model cards (and calibrations):
+    spec, milestone, CPU-hours, Elo with its 95% interval (anchor: MCTS with 100 simulations = 0)
+    and the balanced level's calibrated budget. ``tests/test_newcomer.py`` checks that the README
+    holds exactly this table."""
+    rows = ["| game | network | milestone | CPU-hours | Elo (MCTS 100 = 0) | balanced budget |",
+            "|---|---|---|---|---|---|"]
+    for d, card in entries(base):
+        try:
+            cal = calibration(card["game"], base)
+        except CheckpointError:
+            cal = None
+        budget = f"{cal['unit']}={cal['budget']}" if cal else "none"
+        for role in ROLES:
+            net = card["networks"][role]
+            hours = "?" if net.get("cpu_hours") is None else f"{net['cpu_hours']:.2f}"
+            rows.append(f"| `{card['game']}` | {role} | {net['milestone']} | {hours} | "
+                        f"{_rating_text(net.get('elo'))} | {budget if role == 'final' else ''} |")
+    return "\n".join(rows)

@@ -140,3 +140,13 @@ def test_a_size_without_a_network_names_the_shipped_sizes(name, unshipped, monke
 
 def test_the_shipped_sizes_are_named_for_breakthrough_and_havannah():
     assert {n for n, _ in _unshipped_sizes()} >= {"breakthrough", "havannah", "reversi"}
+
+
+def test_the_readme_table_of_shipped_networks_is_the_cards():
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    start = readme.index("<!-- shipped-table")
+    block = readme[readme.index("\n", start) + 1:readme.index("<!-- /shipped-table -->")].strip()
+    assert block == shipped.markdown_table(), (
+        "README.md's table of shipped networks differs from the model cards: paste the output of "
+        "`python -c 'from descent.shipped import markdown_table; print(markdown_table())'`")

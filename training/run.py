@@ -18,6 +18,7 @@ counted game always keeps its log line and scalars.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import re
 import threading
 from pathlib import Path
@@ -27,7 +28,27 @@ from games.errors import GameError
 from training.fileio import FileLock
 from training.trainer import MemberJob, member_dir, train_member
 
-DEFAULT_ROOT = Path(__file__).resolve().parent.parent / "checkpoints"
+DATA_ENV = "DESCENT_DATA"
+
+
+def data_root() -> Path:
+    """The folder of the user's runs (networks, pools, results, adaptive profiles): ``$DESCENT_DATA``
+    when set; else ``checkpoints/`` of the source checkout when descent runs from one (an editable
+    install, or the repository on ``PYTHONPATH``); else ``checkpoints/`` in the current directory
+    (an installed wheel: never inside site-packages)."""
+    env = os.environ.get(DATA_ENV, "").strip()
+    if env:
+        return Path(env).expanduser().absolute()
+    checkout = Path(__file__).resolve().parent.parent
+    if (checkout / "setup.py").is_file() and (checkout / "games").is_dir():
+        return checkout / "checkpoints"
+    try:
+        return Path.cwd() / "checkpoints"
+    except OSError:                     # the current directory was removed
+        return Path.home() / "checkpoints"
+
+
+DEFAULT_ROOT = data_root()
 
 
 class RunError(GameError):
