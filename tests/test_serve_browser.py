@@ -1,0 +1,203 @@
+"""`descent serve` in a real browser: the system's headless Chromium driven by Selenium plays a whole
+game of tic-tac-toe by clicks, a few moves of breakthrough (two clicks a move), has a bad move
+refused, takes a move back, asks a hint, and plays in two tabs at once.
+
+Needs the Debian packages ``chromium`` and ``chromium-driver`` (``apt install chromium
+chromium-driver``) and Selenium (the test extra); skips with the reason otherwise. No browser or
+driver is ever downloaded: both are given by path, and Selenium Manager is told to stay offline.
+"""
+import os
+import shutil
+import socket
+import threading
+import time
+import urllib.request
+
+import pytest
+
+pytest.importorskip("starlette")
+uvicorn = pytest.importorskip("uvicorn")
+selenium = pytest.importorskip("selenium", reason="selenium is not installed (pip install -e '.[test]')")
+
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
+
+from descent.web.app import create_app  # noqa: E402
+
+
+def _find(*names):
+    for name in names:
+        path = shutil.which(name) or (name if os.path.isabs(name) and os.access(name, os.X_OK) else None)
+        if path:
+            return path
+    return None
+
+
+CHROMIUM = _find("/usr/bin/chromium", "chromium", "chromium-browser")
+DRIVER = _find("/usr/bin/chromedriver", "chromedriver")
+pytestmark = pytest.mark.skipif(
+    not (CHROMIUM and DRIVER),
+    reason="no system Chromium and chromedriver (apt install chromium chromium-driver); "
+           "this test never downloads a browser")
+WAIT = 180          # seconds: loading a network and the computer's moves on a busy machine
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The real server (uvicorn) in a thread, on a free port of localhost."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    app = create_app(iterations=20)
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    for _ in range(600):
+        if srv.started:
+            break
+        time.sleep(0.05)
+    assert srv.started, "uvicorn did not start"
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    os.environ["SE_OFFLINE"] = "true"          # Selenium Manager: never fetch a browser or driver
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1200,900", "--disable-extensions", "--no-first-run"):
+        opts.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(executable_path=DRIVER), options=opts)
+    yield driver
+    driver.quit()
+
+
+def body(driver, key):
+    return driver.find_element(By.TAG_NAME, "body").get_attribute(f"data-{key}")
+
+
+def settled(driver):
+    """Wait until no request runs and it is the person's turn or the game is over."""
+    WebDriverWait(driver, WAIT).until(
+        lambda d: body(d, "busy") == "0" and body(d, "turn") in ("you", "over"))
+    return body(driver, "turn")
+
+
+def start(driver, url, game, side="first", level="balanced"):
+    driver.get(url + "/")
+    WebDriverWait(driver, WAIT).until(lambda d: body(d, "ready") == "1")
+    Select(driver.find_element(By.ID, "game")).select_by_value(game)
+    Select(driver.find_element(By.ID, "level")).select_by_value(level)
+    Select(driver.find_element(By.ID, "side")).select_by_value(side)
+    old = body(driver, "game")
+    driver.find_element(By.ID, "new-game").click()
+    WebDriverWait(driver, WAIT).until(lambda d: body(d, "game") not in (None, old))
+    return settled(driver)
+
+
+def legal(driver):
+    return driver.find_element(By.ID, "legal").get_attribute("textContent").split()
+
+
+def square(driver, name):
+    return driver.find_element(By.CSS_SELECTOR, f'.cell[data-square="{name}"]')
+
+
+def plies(driver):
+    return int(body(driver, "plies"))
+
+
+def error_text(driver):
+    e = driver.find_element(By.ID, "error")
+    return "" if e.get_attribute("hidden") is not None else e.text
+
+
+def test_a_whole_game_of_tic_tac_toe_by_clicks(server, browser):
+    assert start(browser, server, "tic_tac_toe") == "you"
+    assert len(legal(browser)) == 9 and len(browser.find_elements(By.CSS_SELECTOR, ".cell")) == 9
+    # a bad move: a square that is taken, clicked, is refused on the page
+    square(browser, "b2").click()
+    settled(browser)
+    assert plies(browser) == 2 and browser.find_elements(By.CSS_SELECTOR, ".last")
+    square(browser, "b2").click()
+    assert "not a legal move" in error_text(browser) and plies(browser) == 2
+    # a bad move typed is refused by the server, with its message
+    browser.find_element(By.ID, "move-input").send_keys("z9")
+    browser.find_element(By.ID, "move-submit").click()
+    WebDriverWait(browser, WAIT).until(lambda d: "malformed" in error_text(d) or "off the" in error_text(d))
+    settled(browser)
+    assert plies(browser) == 2
+    # undo takes back the person's move and the reply
+    browser.find_element(By.ID, "undo").click()
+    WebDriverWait(browser, WAIT).until(lambda d: plies(d) == 0 and body(d, "busy") == "0")
+    assert len(legal(browser)) == 9
+    # a hint names a legal move
+    browser.find_element(By.ID, "hint").click()
+    WebDriverWait(browser, WAIT).until(lambda d: "hint is" in d.find_element(By.ID, "status").text)
+    hinted = browser.find_element(By.ID, "status").text.rsplit(" ", 1)[-1].rstrip(".")
+    assert hinted in legal(browser)
+    # then to the end, by clicks
+    while settled(browser) == "you":
+        before = plies(browser)
+        square(browser, legal(browser)[0]).click()
+        WebDriverWait(browser, WAIT).until(lambda d: plies(d) > before or body(d, "turn") == "over")
+    result = browser.find_element(By.ID, "result")
+    assert result.is_displayed() and result.text
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#record li")) == plies(browser) >= 5
+    href = browser.find_element(By.ID, "download").get_attribute("href")
+    with urllib.request.urlopen(href, timeout=30) as r:
+        text = r.read().decode()
+    assert '[Game "tic_tac_toe"]' in text and '[Result "*"]' not in text
+
+
+def play_two_clicks(driver, move):
+    """Click a move of breakthrough (``c2c3``): the from-square, then the to-square."""
+    before = plies(driver)
+    square(driver, move[:2]).click()
+    assert driver.find_elements(By.CSS_SELECTOR, ".selected")
+    square(driver, move[2:]).click()
+    WebDriverWait(driver, WAIT).until(lambda d: plies(d) > before)
+    settled(driver)
+
+
+def test_two_tabs_play_at_once_tic_tac_toe_and_breakthrough(server, browser):
+    first = browser.current_window_handle
+    assert start(browser, server, "tic_tac_toe") == "you"
+    square(browser, "a1").click()
+    settled(browser)
+    game_a = body(browser, "game")
+    browser.switch_to.new_window("tab")
+    second = browser.current_window_handle
+    assert start(browser, server, "breakthrough(rows=6,cols=6)", side="second") == "you"
+    game_b = body(browser, "game")
+    assert game_b != game_a and plies(browser) == 1
+    for _ in range(3):
+        moves = legal(browser)
+        assert moves and all(len(m) == 4 for m in moves)
+        play_two_clicks(browser, moves[0])
+    assert plies(browser) == 7
+    browser.switch_to.window(first)
+    assert body(browser, "game") == game_a and plies(browser) == 2
+    square(browser, legal(browser)[0]).click()
+    settled(browser)
+    assert plies(browser) in (3, 4)
+    browser.switch_to.window(second)
+    assert body(browser, "game") == game_b and plies(browser) == 7
+    # a from-square with no move to the clicked square: refused, nothing played
+    moves = legal(browser)
+    frm = moves[0][:2]
+    square(browser, frm).click()
+    froms = {m[:2] for m in moves} | {m[2:] for m in moves if m[:2] == frm}
+    cells = [c.get_attribute("data-square") for c in browser.find_elements(By.CSS_SELECTOR, ".cell")]
+    square(browser, next(c for c in cells if c not in froms)).click()
+    assert "No legal move" in error_text(browser) and plies(browser) == 7
+    browser.find_element(By.ID, "resign").click()
+    WebDriverWait(browser, WAIT).until(lambda d: body(d, "turn") == "over")
+    assert "resigned" in browser.find_element(By.ID, "result").text
+    browser.close()
+    browser.switch_to.window(first)
