@@ -8,7 +8,9 @@ shipped networks and calibration (no ``--net``: the shipped fallback; a fresh pr
 a temporary data folder), seats alternating. With OpenSpiel both engines advance together and every
 ply is checked by ``bench_ladder.legal_map`` (legal moves, player to move, end and winner;
 ``LadderMismatch`` otherwise). ``--seeds`` independent fresh profiles per player (seeds 0..N-1) run in ``--workers``
-processes. Reported per player, pooled over the profiles: the adaptive opponent's score (win 1, draw
+processes. ``--person AGENT`` (repeatable) replaces the ladder by any agent spec, an outside engine
+included (``uci:/usr/games/fairy-stockfish,Skill Level=0,nodes=1000``); a game in which it fails is
+recorded as aborted and never scored. Reported per player, pooled over the profiles: the adaptive opponent's score (win 1, draw
 1/2, loss 0) over all games and over each profile's second half, each with its 95% radius, and
 whether it lies within 50 +- 10 points; and how often the opponent changed rung. Usage:
 
@@ -38,7 +40,11 @@ def one_player(game: str, sims: int, n_games: int, seed: int, echo=print) -> lis
     """``n_games`` games of the ladder's MCTS at ``sims`` simulations (OpenSpiel's, or ours for a game
     OpenSpiel lacks) against one fresh adaptive profile."""
     from descent.api import Opponent
-    if OPENSPIEL[game]:
+    from descent.protocols.outside import EngineError
+    if isinstance(sims, str):               # --person AGENT: any agent spec, an outside engine included
+        from descent.networks import make_agent
+        os_game, person = None, make_agent(sims, game)
+    elif OPENSPIEL[game]:
         import pyspiel
         name, params = OPENSPIEL[game]
         os_game = pyspiel.load_game(name, params)
@@ -46,7 +52,8 @@ def one_player(game: str, sims: int, n_games: int, seed: int, echo=print) -> lis
     else:                                   # the game's ladder is this project's MCTS
         from descent.networks import make_agent
         os_game, person = None, make_agent(f"mcts:iterations={sims}", game)
-    bot = Opponent(game, level="adaptive", player=f"openspiel-mcts{sims}-{seed}", seed=seed)
+    tag = f"mcts{sims}" if isinstance(sims, int) else f"agent{abs(hash(sims)) % 10 ** 8}"
+    bot = Opponent(game, level="adaptive", player=f"openspiel-{tag}-{seed}", seed=seed)
     out = []
     for g in range(n_games):
         bot.new_game()
@@ -55,10 +62,15 @@ def one_player(game: str, sims: int, n_games: int, seed: int, echo=print) -> lis
         ref = os_game.new_initial_state() if os_game is not None else None
         its, rung = bot.adaptive.iterations, bot.adaptive.entry["rung"]
         t0 = time.perf_counter()
+        aborted = None
         while not bot.is_over():
             if ref is None:
                 if bot.state.to_move == seat:
-                    bot.push(person.choose(bot.state))
+                    try:
+                        bot.push(person.choose(bot.state))
+                    except EngineError as exc:      # the outside engine failed: not scored
+                        aborted = str(exc)
+                        break
                 else:
                     bot.reply()
                 continue
@@ -76,6 +88,10 @@ def one_player(game: str, sims: int, n_games: int, seed: int, echo=print) -> lis
                 bot.reply()
                 os_action = mapping[bot.state.move_stack[-1]]
             ref.apply_action(os_action)
+        if aborted:
+            out.append({"game": g, "person_seat": seat, "aborted": aborted})
+            echo(f"  {tag} game {g + 1}: aborted, not scored ({aborted})", flush=True)
+            continue
         w = bot.outcome().winner
         if ref is not None and (not ref.is_terminal() or _os_winner(ref) != w):
             raise LadderMismatch(f"{game}: the ends or winners differ (ours {w})")
@@ -85,7 +101,7 @@ def one_player(game: str, sims: int, n_games: int, seed: int, echo=print) -> lis
                "rung_label": bot.adaptive.rungs[rung]["label"], "bot_score": bot_score,
                "plies": bot.state.ply, "seconds": round(time.perf_counter() - t0, 3)}
         out.append(rec)
-        echo(f"  mcts{sims} game {g + 1}: {rec['rung_label']} iterations={its} score={bot_score} "
+        echo(f"  {tag} game {g + 1}: {rec['rung_label']} iterations={its} score={bot_score} "
              f"[{rec['seconds']:.1f} s]", flush=True)
     return out
 
@@ -94,10 +110,13 @@ def summary(runs: list[list[dict]]) -> dict:
     """Pooled over the profiles: all games, and each profile's second half."""
     from descent.stats import mean_ci
     res = {}
+    aborted = sum(1 for r in runs for g in r if g.get("aborted"))
+    runs = [[g for g in r if not g.get("aborted")] for r in runs]      # aborted games never count
     for key, xs in (("all", [g for r in runs for g in r]),
                     ("second_half", [g for r in runs for g in r[len(r) // 2:]])):
         m, r = mean_ci([g["bot_score"] for g in xs])
         res[key] = {"games": len(xs), "score": m, "radius": r, "within_10_points": abs(m - 0.5) <= 0.10}
+    res["aborted"] = aborted
     res["final_iterations"] = [r[-1]["iterations"] for r in runs]
     res["final_rung"] = [r[-1]["rung_label"] for r in runs]
     res["rung_changes"] = [sum(1 for a, b in zip(r, r[1:]) if a["rung"] != b["rung"]) for r in runs]
@@ -116,31 +135,35 @@ def main(argv=None) -> int:
     ap.add_argument("--games", type=int, default=30, help="games per simulated player and profile (seats alternate)")
     ap.add_argument("--seeds", type=int, default=1, help="independent fresh profiles per player (seeds 0..N-1)")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--person", action="append", default=[], metavar="AGENT",
+                    help="a simulated player by agent spec instead of the ladder's MCTS, e.g. "
+                         "'uci:/usr/games/fairy-stockfish,Skill Level=0,nodes=1000' (repeatable)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     work = tempfile.mkdtemp(prefix="bench_adaptive_ladder_")
     os.environ["DESCENT_DATA_DIR"] = os.path.join(work, "data")      # fresh profiles
-    sims_list = [int(s) for s in args.sims.split(",") if s]
+    sims_list = [int(s) for s in args.sims.split(",") if s] if not args.person else list(args.person)
     tasks = [(args.game, sims, args.games, seed) for sims in sims_list for seed in range(args.seeds)]
     t0 = time.perf_counter()
     runs: dict = {}
     with mp.Pool(args.workers) as pool:
         for sims, seed, run in pool.imap_unordered(_task, tasks):
             runs.setdefault(sims, {})[seed] = run
-            print(f"  mcts{sims} profile {seed}: {len(run)} games, adaptive's score "
-                  f"{100 * sum(g['bot_score'] for g in run) / len(run):.1f}%  [{time.perf_counter() - t0:.0f} s]",
+            scored = [g for g in run if not g.get("aborted")]
+            print(f"  {sims if isinstance(sims, str) else f'mcts{sims}'} profile {seed}: {len(scored)} games, "
+                  f"adaptive's score {100 * sum(g['bot_score'] for g in scored) / max(1, len(scored)):.1f}%  [{time.perf_counter() - t0:.0f} s]",
                   flush=True)
     out = {"game": args.game, "games_per_profile": args.games, "profiles": args.seeds, "players": {},
            "machine": platform.platform(), "python": platform.python_version(),
            "seconds": time.perf_counter() - t0}
     for sims in sims_list:
-        label, rs = f"mcts{sims}", [runs[sims][s] for s in range(args.seeds)]
+        label, rs = (sims if isinstance(sims, str) else f"mcts{sims}"), [runs[sims][s] for s in range(args.seeds)]
         res = summary(rs)
-        person = (f"OpenSpiel MCTS, {sims} simulations, random rollouts" if OPENSPIEL[args.game] else
+        person = sims if isinstance(sims, str) else (f"OpenSpiel MCTS, {sims} simulations, random rollouts" if OPENSPIEL[args.game] else
                   f"this project's MCTS (mcts:iterations={sims}), random playouts")
         out["players"][label] = {"person": person,
                                  "summary": res, "runs": rs,
-                                 "seconds": sum(g["seconds"] for r in rs for g in r)}
+                                 "seconds": sum(g.get("seconds", 0) for r in rs for g in r)}
         a, h = res["all"], res["second_half"]
         print(f"{label:<9} adaptive's score, all {a['games']} games: {100 * a['score']:.1f}% ± "
               f"{100 * a['radius']:.1f}; second halves ({h['games']}): {100 * h['score']:.1f}% ± "

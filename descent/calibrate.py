@@ -280,9 +280,12 @@ class Players:
     @staticmethod
     def record(task: dict, rec, seconds: float) -> dict:
         """The log record of a finished game."""
-        return {"budget": task["budget"], "k": task["k"], "a_first": rec.a_first, "result": rec.a_result,
-                "score": rec.a_score, "plies": rec.plies, "opponent": task["opponent"],
-                "net": task["net"], "seconds": round(seconds, 4)}
+        out = {"budget": task["budget"], "k": task["k"], "a_first": rec.a_first, "result": rec.a_result,
+               "score": rec.a_score, "plies": rec.plies, "opponent": task["opponent"],
+               "net": task["net"], "seconds": round(seconds, 4)}
+        if getattr(rec, "aborted", None):      # an outside engine failed: never logged as a result
+            out["aborted"] = rec.aborted
+        return out
 
     def play(self, budget, k: int) -> dict:
         from descent.match import play_game
@@ -422,6 +425,12 @@ def _calibrate(s, budgets, players, log_path, res_path, echo, progress, stop_aft
 
     def logged(rec):
         nonlocal new
+        if rec.get("aborted"):
+            # an outside engine failed: the game goes to the aborted log, never into the design
+            aborted_path = log_path.with_name(log_path.name.replace(".games.jsonl", "") + ".aborted.jsonl")
+            append_log(aborted_path, rec)
+            raise CalibrationError(f"game k={rec['k']} at {budget_text(s.unit, rec['budget'])} was aborted, "
+                                   f"not scored ({rec['aborted']}); rerun to play it again")
         append_log(log_path, rec)
         crash_point("calibrate_logged")
         log[(rec["budget"], rec["k"])] = rec

@@ -341,10 +341,18 @@ def match(game, agent_a, agent_b, n_games, workers, seed, verbose, ray_address):
             bar.update(1)
             if verbose:
                 tqdm.write(f"game {rec.index}: {'A' if rec.a_first else 'B'} first, "
-                           f"{' '.join(rec.moves)}  -> A {rec.a_result:+d}")
+                           f"{' '.join(rec.moves)}  -> "
+                           + (f"aborted: {rec.aborted}" if rec.aborted else f"A {rec.a_result:+d}"))
     records.sort(key=lambda r: r.index)
+    aborted = [r for r in records if r.aborted]
+    for r in aborted:
+        click.echo(f"game {r.index} aborted after {r.plies} plies, not scored: {r.aborted}", err=True)
+    records = [r for r in records if not r.aborted]
+    if not records:
+        raise UserError(f"every game was aborted ({aborted[0].aborted})")
     s = MatchSummary.from_results([r.a_result for r in records], [r.a_score for r in records])
-    click.echo(f"{info.spec}: A = {agent_a}  vs  B = {agent_b}; {s.games} games, seats alternating")
+    click.echo(f"{info.spec}: A = {agent_a}  vs  B = {agent_b}; {s.games} games, seats alternating"
+               + (f" ({len(aborted)} more aborted, not scored)" if aborted else ""))
     click.echo(f"  A wins {s.wins} ({100 * s.wins / s.games:.1f}%), draws {s.draws} "
                f"({100 * s.draws / s.games:.1f}%), losses {s.losses} ({100 * s.losses / s.games:.1f}%)")
     g, sc = s.gain_ci, s.score_ci
@@ -608,7 +616,9 @@ def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_add
 @click.option("--times", default="0.01,0.1,0.5,1", show_default=True,
               help="Search times per move (s), comma separated.")
 @click.option("--iterations", default=None, help="Iteration budgets instead of times (reproducible).")
-@click.option("--opponent", type=click.Choice(["pool", "mcts"]), default="pool", show_default=True)
+@click.option("--opponent", default="pool", show_default=True, metavar="pool|mcts|ENGINE",
+              help="The low pool, plain MCTS, or an outside engine with its own budget, e.g. "
+                   "'uci:/usr/games/fairy-stockfish,Skill Level=0,nodes=1000' (docs/engines.md).")
 @click.option("--opponent-time", default="1", show_default=True,
               help="The opponent's budget: seconds, or iterations=N.")
 @click.option("--games-per-pair", type=IntRange(1, 10_000), default=8, show_default=True,
@@ -926,6 +936,41 @@ def algorithms():
     """List the search algorithms an agent can use, with their keys and defaults."""
     from search_ext.agents import describe_algorithms
     click.echo(describe_algorithms())
+
+
+@cli.command()
+@click.argument("game")
+@click.option("--protocol", type=click.Choice(["uci", "gtp"]), default=None,
+              help="Default: gtp for havannah, gomoku, connect6, reversi and tic-tac-toe; uci (Fairy-Stockfish's "
+                   "variant dialect for xiangqi and breakthrough) for the others.")
+@click.option("--level", type=click.Choice(["easy", "medium", "hard", "balanced", "strongest"]),
+              default="balanced", show_default=True, help="The level, as for `descent play`.")
+@click.option("--elo", type=Real(-10_000, 10_000), default=None,
+              help="The setting nearest to this rating instead of a level.")
+@click.option("--net", default="best", show_default=True, help="A network checkpoint, best, or none.")
+@click.option("--time", "think", type=Seconds(), default=None,
+              help="Seconds per move when the GUI gives no budget (default: the level's).")
+@click.option("--iterations", type=COUNT, default=None, help="Iterations per move instead of time.")
+@click.option("--seed", type=SEED, default=0, show_default=True)
+def engine(game, protocol, level, elo, net, think, iterations, seed):
+    """Speak UCI or GTP on stdin/stdout, for GUIs and match runners (docs/engines.md)."""
+    from descent.protocols.notation import default_protocol, gtp_game
+    from descent.protocols.player import Settings
+    info = _load(game)
+    protocol = protocol or default_protocol(info.name)
+    if protocol == "gtp":
+        gtp_game(info)
+    net = None if net.lower() in ("none", "") else net
+    settings = Settings(level=level, net=net, time=think, iterations=iterations, seed=seed, elo=elo)
+    if protocol == "gtp":
+        from descent.protocols.gtp import GtpServer as Server
+    else:
+        from descent.protocols.uci import UciServer as Server
+    server = Server(info.spec, settings)       # errors (bad --net, no rating table) before any I/O
+    try:
+        server.run()
+    except (KeyboardInterrupt, BrokenPipeError):
+        pass
 
 
 def main() -> None:

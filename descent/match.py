@@ -4,6 +4,9 @@ Each record counts, per agent, the moves whose search was cut short (it ran fewe
 its budget because its table was full: ``short_a``/``short_b``) and the moves searched with a full
 table (``full_a``/``full_b``), so that a weakened search is reported, never hidden.
 
+A game in which an outside engine fails (``EngineError``: it exits, times out or answers an illegal
+move) is returned with ``aborted`` set to the reason and no result; callers never score it.
+
 Game i (from 0) is played with agent A first when i is even and agent B first when it is odd; each
 game's seed is derived from the match seed and i, so results do not depend on the number of workers.
 """
@@ -16,6 +19,7 @@ from dataclasses import dataclass, field
 import games
 from descent.networks import make_agent
 from search_ext.agents import parse_agent
+from descent.protocols.outside import EngineError
 
 
 @dataclass
@@ -34,6 +38,9 @@ class GameRecord:
     short_b: int = 0
     full_a: int = 0
     full_b: int = 0
+    # why the game was aborted (an outside engine failed: descent.protocols.outside.EngineError),
+    # None for a finished game; an aborted game has no result and is never scored
+    aborted: str | None = None
 
     @property
     def a_result(self) -> int:
@@ -94,7 +101,12 @@ def play_game(game, agent_a, agent_b, index: int, seed: int, a_first: bool | Non
         agent = seats[state.to_move]
         t0 = time.perf_counter()
         agent.last_move = None
-        action = agent.choose(state)
+        try:
+            action = agent.choose(state)
+        except EngineError as exc:          # an outside engine failed: the game is aborted
+            rec.aborted = str(exc)
+            rec.plies = state.ply
+            return rec
         dt = time.perf_counter() - t0
         info = getattr(agent, "last_move", None) or {}
         short, full = int(bool(info.get("cut_short"))), int(bool(info.get("memory_full")))

@@ -32,7 +32,13 @@ def network_evaluator(opts: dict, game=None):
 def make_agent(spec: str, game) -> "_agents.Agent":
     """Build the agent ``spec`` (``ALGORITHM[:key=value,...]``, ``net=PATH`` included) for ``game``
     (a ``GameInfo`` or a game spec). Bad specs raise ``search_ext.agents.AgentSpecError``; a
-    checkpoint that cannot be loaded ``training.network.CheckpointError``."""
+    checkpoint that cannot be loaded ``training.network.CheckpointError``. An outside engine
+    (``uci:COMMAND,...`` / ``gtp:COMMAND,...``) is started as a subprocess
+    (``descent.protocols.outside``; ``EngineError`` when it cannot be)."""
+    from search_ext.engine_spec import is_engine_spec
+    if is_engine_spec(spec):
+        from descent.protocols.outside import make_engine_agent
+        return make_engine_agent(spec, game)
     return _agents.make_agent(spec, game, network_loader=network_evaluator)
 
 

@@ -32,6 +32,9 @@ Databases written before the last five columns existed are migrated when opened 
 ``opponent``/``opponent_budget`` filled in from each evaluate row's key and opponent spec, ``unit``
 set to the network pair: without random openings, all games of a pair count as one unit).
 
+A match aborted because an outside engine failed goes to table ``aborted`` (key, agents, moves,
+plies, reason) instead: it is never scored, and a rerun plays it again.
+
 A match is inserted once, when it is finished, in one transaction: a killed run loses only the
 matches in progress, and rerunning skips every key already present (never a duplicate).
 """
@@ -75,6 +78,18 @@ CREATE TABLE IF NOT EXISTS matches (
     unit TEXT
 );
 CREATE INDEX IF NOT EXISTS matches_stage ON matches (stage, game, algorithm, budget);
+CREATE TABLE IF NOT EXISTS aborted (
+    id INTEGER PRIMARY KEY,
+    match_key TEXT NOT NULL,
+    stage TEXT,
+    game TEXT,
+    agent_a TEXT,
+    agent_b TEXT,
+    moves TEXT,
+    plies INTEGER,
+    reason TEXT,
+    finished TEXT
+);
 """
 
 LEGACY_COLUMNS = ("match_key", "stage", "game", "algorithm", "budget", "agent_a", "agent_b", "net_a",
@@ -177,6 +192,26 @@ class ResultsDB:
                 f"INSERT OR IGNORE INTO matches ({', '.join(COLUMNS)}) "
                 f"VALUES ({', '.join('?' * len(COLUMNS))})", values)
         return cur.rowcount == 1
+
+    def insert_aborted(self, row: dict, reason: str) -> None:
+        """Record a match that was aborted (an outside engine failed) in table ``aborted``: never
+        in ``matches``, so it is never scored and a rerun plays it again."""
+        keys = ("match_key", "stage", "game", "agent_a", "agent_b", "moves", "plies")
+        with self.conn:
+            self.conn.execute(
+                f"INSERT INTO aborted ({', '.join(keys)}, reason, finished) VALUES "
+                f"({', '.join('?' * (len(keys) + 2))})",
+                [row.get(k) for k in keys] + [reason, time.strftime("%Y-%m-%dT%H:%M:%S")])
+
+    def aborted(self) -> list[dict]:
+        """The aborted matches, oldest first (empty for a database without the table)."""
+        try:
+            cur = self.conn.execute("SELECT match_key, stage, game, agent_a, agent_b, moves, plies, reason, "
+                                    "finished FROM aborted ORDER BY id")
+        except sqlite3.DatabaseError:
+            return []
+        cols = [d[0] for d in cur.description]
+        return [dict(zip(cols, r)) for r in cur]
 
     @staticmethod
     def _derived(row: dict) -> dict:

@@ -198,6 +198,11 @@ def _progress(tasks, workers, desc, db, row_fn, progress=True, ray_address=None)
     done = 0
     with tqdm(total=len(tasks), desc=desc, unit="match", disable=not progress) as bar:
         for task, rec in run_tasks(tasks, workers, ray_address):
+            if getattr(rec, "aborted", None):       # an outside engine failed: recorded, not scored
+                db.insert_aborted(row_fn(task, rec), rec.aborted)
+                tqdm.write(f"match {task['key']} aborted, not scored: {rec.aborted}")
+                bar.update(1)
+                continue
             db.insert(row_fn(task, rec))
             crash_point("match_stored")
             done += 1
@@ -438,15 +443,23 @@ def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], oppo
     plan = {alg: _calibrated_plan(run_dir, game, alg, opponent) or (alg, budgets) for alg in algorithms}
     for alg, (spec, alg_budgets) in plan.items():
         parse_agent(_join(spec, alg_budgets[0]))
-    if opponent not in ("pool", "mcts"):
-        raise ProtocolError(f"opponent {opponent!r}: expected pool or mcts")
+    from search_ext.engine_spec import is_engine_spec
+    engine = is_engine_spec(opponent)
+    if engine:
+        kind, eopts = parse_agent(opponent)     # an outside engine, with its own budget
+        opp_budget = opponent.partition(",")[2] or "movetime=1"
+        engine_label = f"{kind}-{Path(eopts['command'][0]).name}"
+    elif opponent not in ("pool", "mcts"):
+        raise ProtocolError(f"opponent {opponent!r}: expected pool, mcts or an engine (uci:COMMAND,... "
+                            f"or gtp:COMMAND,...)")
     from training.fileio import check_writable_dir
     db_path = Path(db_path or run_dir / "results.db")
     check_writable_dir(db_path.parent, ProtocolError, "run directory")   # before any match
     db = ResultsDB(db_path or run_dir / "results.db")
     have = db.keys("evaluate")
     opponents = ([(o["net"], _join(f"minimax:{opp_budget}", f"net={o['path']}")) for o in pools["low"]]
-                 if opponent == "pool" else [("mcts", f"mcts:{opp_budget}")])
+                 if opponent == "pool" else [(engine_label, opponent)] if engine
+                 else [("mcts", f"mcts:{opp_budget}")])
     openings = _Openings(game, opening_plies, seed, "evaluate")
     tasks = []
     for alg in algorithms:
@@ -464,7 +477,8 @@ def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], oppo
                                       "budget": budget, "agent_a": a_spec, "agent_b": o_spec,
                                       "net_a": h["net"], "net_b": o_label, "index": k,
                                       "a_first": k % 2 == 0, "seed": seed * 7919 + k + 1,
-                                      "opponent": opponent, "opponent_budget": opp_budget,
+                                      "opponent": engine_label if engine else opponent,
+                                      "opponent_budget": opp_budget,
                                       "opening": openings(h["net"], o_label, k // 2)})
     n = _progress(tasks, workers, f"evaluate {game}", db, _row, progress, ray_address) if tasks else 0
     db.close()

@@ -23,6 +23,7 @@ from games import validate
 from search_ext.agent_base import NETWORK_LOADER, Agent, AgentSpecError, check_values, leaf_evaluator
 from search_ext.alphabeta import AlphaBeta
 from search_ext.bestfirst import BestFirstSearch
+from search_ext.engine_spec import ENGINE_KINDS, is_engine_spec, parse_engine_spec
 from search_ext.evaluators import PlayoutEvaluator, estimate_scale
 from search_ext.mcts import MCTS
 from search_ext.predictive_agents import make_star_agent
@@ -149,6 +150,8 @@ def parse_agent(text: str) -> tuple[str, dict]:
     if not isinstance(text, str) or not text.strip():
         raise AgentSpecError(f"empty agent spec {text!r} (expected ALGORITHM[:key=value,...])")
     validate.text(text, "agent spec", AgentSpecError, ascii=False)
+    if is_engine_spec(text):                  # an outside UCI/GTP engine (search_ext/engine_spec.py)
+        return parse_engine_spec(text)
     # the notation is ASCII (only a net=PATH value may hold other characters): a non-ASCII blank,
     # digit or separator is refused, not stripped or read as a number
     raw_name, _, raw_rest = text.partition(":")
@@ -220,6 +223,8 @@ def make_agent(text: str, game, network_loader=None) -> Agent:
     import games
     info = games.load(game)
     name, opts = parse_agent(text)
+    if name in ENGINE_KINDS:
+        raise AgentSpecError(f"agent {text!r}: an outside engine is built by descent.make_agent(spec, game)")
     if network_loader is not None:
         opts[NETWORK_LOADER] = network_loader     # a Gaussian agent hands it to its base
     if name == "random":
@@ -463,4 +468,6 @@ def describe_algorithms() -> str:
         for k, spec in keys.items():
             choices = f" ({'|'.join(spec.choices)})" if spec.choices else ""
             lines.append(f"    {k}={spec.default}{choices}: {spec.help}")
+    from search_ext.engine_spec import describe
+    lines.append(describe())
     return "\n".join(lines)
