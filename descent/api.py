@@ -68,12 +68,31 @@ def _calibrated(game_spec: str, net: str | None, seed: int, root=None) -> dict |
     return {**cal, "agent": f"{cal['spec']},seed={seed}", "network": opts.get("net")}
 
 
+def _is_shipped_final(game_spec: str, net) -> bool:
+    import os
+    from descent import shipped
+    final = shipped.network(game_spec)
+    return bool(net and final and os.path.realpath(str(net)) == os.path.realpath(str(final)))
+
+
+def _rating_of(game_spec: str, level: str, spec: str) -> dict | None:
+    """The measured rating of ``level`` when ``spec`` is the setting its table rated (network and
+    budget), else None (another network, a time budget, an own agent)."""
+    from descent import strength
+    ratings = strength.level_ratings(game_spec)
+    entry = ratings.get(level)
+    if entry is None or not strength.matches(entry["spec"], spec):
+        return None
+    return {**entry, "anchor": strength.anchor(game_spec)}
+
+
 class Opponent:
     """A computer opponent holding its own copy of the game."""
 
     def __init__(self, game: str, level: str = "balanced", net: str | None = "best",
                  time: float | None = None, iterations: int | None = None, seed: int = 0,
-                 agent: str | None = None, player: str | None = None, root=None):
+                 agent: str | None = None, player: str | None = None, root=None,
+                 elo: float | None = None):
         self.info = games.load(game)
         if level not in LEVELS:
             raise GameError(f"unknown level {level!r} (known: {', '.join(LEVELS)})")
@@ -81,7 +100,27 @@ class Opponent:
         self.level = level
         self.calibration = None
         self.adaptive = None
+        self.rating = None          # the rating table's entry of this setting (descent.strength), or None
         self._bot_seats: set = set()
+        from descent import strength
+        if elo is not None:
+            if agent is not None or level == "adaptive" or time is not None or iterations is not None \
+                    or net != "best" and not _is_shipped_final(self.info.spec, net):
+                raise strength.StrengthError("elo picks a rated setting of the shipped network (budget "
+                                             "included): it cannot be combined with a time, iterations, "
+                                             "an agent, another network or the adaptive level")
+            pick = strength.level_for_elo(self.info.spec, elo)
+            agent = f"{pick['spec']},seed={seed}"
+            self.level = f"elo {pick['elo']:+.0f} ({pick['label']})"
+            self.rating = {k: pick[k] for k in ("elo", "low", "high", "anchor", "spec")}
+            net = pick["spec"].rpartition("net=")[2].split(",")[0]
+        elif agent is None and (level in strength.NAMED_MUS or level == "strongest"):
+            # the named levels are rated at a fixed budget: without a budget they play at it where
+            # the game ships a rating table for the network in use (else time=1 s a move)
+            if time is None and iterations is None and net in ("best", None):
+                used = best_network(self.info.spec, root) if net == "best" else None
+                if used and _is_shipped_final(self.info.spec, used) and strength.level_ratings(self.info.spec):
+                    iterations = strength.LEVEL_ITERATIONS
         if agent is None and level == "adaptive":
             from descent.adaptive import Adaptive
             if not player:
@@ -100,6 +139,8 @@ class Opponent:
                 self.spec, self.network = self.calibration["agent"], self.calibration["network"]
             else:
                 self.spec = agent or agent_spec(level, net, time, iterations, seed)
+        if self.rating is None:
+            self.rating = _rating_of(self.info.spec, self.level, self.spec)
         self.agent = make_agent(self.spec, self.info)
         self.state = self.info.new_state()
         self.agent.reset(seed)

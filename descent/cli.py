@@ -857,10 +857,14 @@ def calibrate(game, algorithm, against, target, metric, unit, budget_range, oppo
 @click.option("--time", "think", type=Seconds(), default=None, help="Seconds per computer move (default 1, or the "
               "calibrated budget for --level balanced).")
 @click.option("--iterations", type=COUNT, default=None, help="Iterations per move instead of time.")
+@click.option("--elo", type=click.FloatRange(-1e5, 1e5), default=None, metavar="N",
+              help="Play the rated setting nearest to Elo N (instead of --level; the scale of the game's "
+                   "rating table: docs/strength.md).")
 @click.option("--plain", is_flag=True, help="Text lines only, no colours (for screen readers).")
 @click.option("--save", type=click.Path(dir_okay=False), default=None, help="Save the game record here.")
 @click.option("--seed", type=SEED, default=0, show_default=True)
-def play(game, level, player, opponent, net, seat, think, iterations, plain, save, seed):
+@click.pass_context
+def play(ctx, game, level, player, opponent, net, seat, think, iterations, elo, plain, save, seed):
     """Play GAME against a balanced (or easy, medium, hard, strongest) computer opponent."""
     from descent.api import Opponent
     from descent.play import play as run_play
@@ -872,8 +876,10 @@ def play(game, level, player, opponent, net, seat, think, iterations, plain, sav
         raise UserError("--level adaptive needs --player NAME (whose results it adapts to)")
     if player and level != "adaptive":
         raise UserError("--player is only used with --level adaptive")
+    if elo is not None and ctx.get_parameter_source("level") != click.core.ParameterSource.DEFAULT:
+        raise UserError("--elo picks the level itself: give --elo or --level, not both")
     bot = Opponent(info.spec, level=level, net=net, time=think, iterations=iterations, seed=seed,
-                   agent=opponent, player=player)
+                   agent=opponent, player=player, elo=elo)
     run_play(info.spec, bot, 0 if seat == "first" else 1, plain, save)
 
 

@@ -48,6 +48,10 @@ def play(game: str, opponent, seat: int, plain: bool, save: str | None = None) -
     example = f", for example {state.move_to_str(legal[0])}" if legal else ""
     say(f"{bot.info.spec}: you play {me} ({'first' if seat == 0 else 'second'}), the computer plays "
         f"{it}. Level: {bot.level}.")
+    rating = getattr(bot, "rating", None)
+    if rating:
+        from descent.strength import rating_text
+        say(f"Rated {rating_text(rating, rating['anchor'])} (docs/strength.md).")
     if getattr(bot, "calibration", None):
         c = bot.calibration
         say(f"Calibrated budget: {c['unit']}={c['budget']} (balanced against {c['against']}, "

@@ -1,0 +1,453 @@
+"""Rate every named level of ``descent play`` and the continuous ``--elo`` setting on the ladder's Elo scale.
+
+Uses ``bench/bench_ladder.py``'s machinery (players, ``play_game`` with both engines checked at
+every ply for OpenSpiel's rungs, the resumable results file, the Bradley-Terry fit): the ratings are
+fitted together with all of the ladder's own games (``bench/results_ladder.json``), so the scale is
+the ladder's (OpenSpiel's MCTS at 100 simulations = 0; reversi 6x6: this project's MCTS at 100).
+
+Three phases per game, each resumable (games already recorded in ``--json`` are not replayed):
+
+1. **rate**: two low rungs (10 and 30 simulations, the ladder's engine) play their neighbours
+   (``--rung-games`` games a pair) so that weak settings have opponents; then every setting of the
+   table (``descent.strength``: the Gaussian curve at ``mu`` in ``CURVE_MUS``, easy/medium/hard,
+   strongest's games are the ladder's own, balanced at the shipped calibration) plays ``--games``
+   games in batches of 10 (seats alternating), each batch against the rung nearest its current
+   rating (a staircase: the first guess is the previous setting's rating), skipping rungs slower than
+   ``--max-sims``. Then the table is fitted (bootstrap 95% intervals) and written to
+   ``checkpoints/shipped/<slug>/strength.json``.
+2. **h2h**: the named levels by rating, each against the next stronger one, ``--h2h-games`` games.
+3. **check**: ``--check-points`` ratings evenly spread over the table's range; for each,
+   ``descent.strength.level_for_elo`` picks a setting, and a separate run of it (new label, new
+   seeds, same staircase) is fitted with the ladder's games only: its measured rating against the
+   table's.
+
+    python bench/bench_strength.py --game 'reversi(size=6)' --phase rate,h2h,check
+    python bench/bench_strength.py --report          # tables only, no games
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+sys.path.insert(0, HERE)
+
+import bench_ladder as L                                   # noqa: E402
+from descent import strength as S                          # noqa: E402
+
+DEFAULT_JSON = os.path.join(HERE, "results_strength.json")
+LOW_RUNGS = ("1", "3", "10", "30")
+BATCH = 10
+
+
+def ladder_entry(spec: str) -> dict:
+    return L.load_results(L.DEFAULT_JSON)["games"][spec]
+
+
+def shipped_dir(spec: str):
+    from descent import shipped
+    found = shipped.find(spec)
+    if found is None:
+        raise SystemExit(f"error: {spec} has no shipped network")
+    return found
+
+
+def _rel(path) -> str:
+    return os.path.relpath(str(path), ROOT)
+
+
+def settings_of(spec: str) -> list[dict]:
+    """The players of the table: {label, agent (paths relative to the repository), table_spec, mu,
+    level}."""
+    from descent import shipped
+    d, card = shipped_dir(spec)
+    net = _rel(d / S.NET_TOKEN)
+    out = []
+    named = {mu: lvl for lvl, mu in S.NAMED_MUS.items()}
+    for mu in sorted(set(S.CURVE_MUS) | set(S.NAMED_MUS.values()), reverse=True):
+        if mu in named:
+            t = S.level_spec(named[mu])
+            out.append({"label": f"level-{named[mu]}", "table_spec": t, "mu": mu, "level": named[mu]})
+        else:
+            t = S.setting_spec(mu)
+            out.append({"label": f"mu{mu:g}", "table_spec": t, "mu": mu})
+    cal = shipped.calibration(spec)
+    if cal is not None:
+        raw = json.load(open(d / card["calibration"]))["spec"]
+        out.append({"label": "level-balanced", "table_spec": raw, "mu": None, "level": "balanced"})
+    for p in out:
+        p["agent"] = p["table_spec"].replace(f"net={S.NET_TOKEN}", f"net={net}")
+        p["kind"] = "net"
+    return out
+
+
+def strongest_label(spec: str, ladder: dict) -> str | None:
+    """The ladder's label of the shipped final network (its games are the strongest level's)."""
+    from descent import shipped
+    d, card = shipped_dir(spec)
+    sha = card["networks"]["final"]["sha256"]
+    for label, p in ladder["players"].items():
+        if p["kind"] == "net" and os.path.isfile(os.path.join(ROOT, p["path"])) and \
+                shipped.sha256(os.path.join(ROOT, p["path"])) == sha:
+            return label
+    return None
+
+
+def merged(ladder: dict, *entries) -> dict:
+    m = {"players": dict(ladder["players"]), "matches": dict(ladder["matches"]), "anchor": ladder["anchor"]}
+    for e in entries:
+        m["players"].update(e.get("players", {}))
+        for k, recs in e.get("matches", {}).items():
+            m["matches"][k] = recs
+    return m
+
+
+def point_elo(entry: dict) -> dict:
+    """Point ratings only (no bootstrap): the staircase's guide."""
+    from descent.ratings import ELO, fit
+    labels = list(entry["players"])
+    idx = {l: i for i, l in enumerate(labels)}
+    games = [(idx[a], idx[b], r["score"]) for k, recs in entry["matches"].items() if recs
+             for a, b in [k.split("|")] for r in recs]
+    r, _ = fit(len(labels), games)
+    a = idx[entry["anchor"]]
+    return {l: float((r[i] - r[a]) * ELO) for l, i in idx.items()}
+
+
+def rung_candidates(entry: dict, max_sims: int) -> list[dict]:
+    return [p for p in L._rungs(entry) if p["sims"] <= max_sims]
+
+
+def staircase(path, data, key, spec, ladder, player, n_games, max_sims, prior, workers, extra=()):
+    """Play ``player`` (already in data["games"][key]["players"]) ``n_games`` games in batches of
+    ``BATCH``, each against the rung nearest its current rating; returns its last point rating."""
+    entry = data["games"][key]
+    label = player["label"]
+    while True:
+        mine = {k: v for k, v in entry["matches"].items() if k.startswith(label + "|")}
+        played = sum(len(v) for v in mine.values())
+        m = merged(ladder, *extra, {"players": {label: player}, "matches": mine})
+        rungs = rung_candidates(m, max_sims)
+        if played:
+            est = point_elo(m)[label]
+        else:
+            est = prior
+        if played >= n_games:
+            return est
+        rung_elo = point_elo(merged(ladder, *extra))
+        rungs = [r for r in rungs if r["label"] in rung_elo]
+        # all lost against the weakest rung or all won against the strongest: nothing more to learn
+        lowest, highest = rungs[0]["label"], rungs[-1]["label"]
+        lo_recs = mine.get(L.pair_key(label, lowest), [])
+        hi_recs = mine.get(L.pair_key(label, highest), [])
+        if len(lo_recs) >= BATCH and all(r["score"] == 0 for r in lo_recs):
+            return est
+        if len(hi_recs) >= BATCH and all(r["score"] == 1 for r in hi_recs):
+            return est
+        target = min(rungs, key=lambda r: abs(rung_elo[r["label"]] - est))
+        have = len(mine.get(L.pair_key(label, target["label"]), []))
+        tasks = L.schedule(entry, spec, [(player, target)], have + BATCH)
+        print(f"{key}: {label} (now {est:+.0f}) plays {target['label']} ({rung_elo[target['label']]:+.0f})",
+              flush=True)
+        run_inline(path, data, key, tasks, workers)
+
+
+def run_inline(path, data, key, tasks, workers=1):
+    """``bench_ladder.run_tasks`` in this process (one game at a time, the agents and TensorFlow
+    loaded once instead of once per batch): the same task tuples, records and results file."""
+    if workers > 1:
+        return L.run_tasks(path, data, key, tasks, workers)
+    entry = data["games"][key]
+    last = time.monotonic()
+    for n, task in enumerate(tasks, 1):
+        a, b, rec = L._task(task)
+        entry["matches"].setdefault(L.pair_key(a, b), []).append(rec)
+        entry["matches"][L.pair_key(a, b)].sort(key=lambda r: r["index"])
+        if time.monotonic() - last > 30 or n == len(tasks):
+            L.save_results(path, data)
+            last = time.monotonic()
+            print(f"  {key}: {n}/{len(tasks)} ({a} vs {b}: {rec['score']}, {rec['seconds']} s)", flush=True)
+
+
+def _entry(data, key):
+    return data["games"].setdefault(key, {"players": {}, "matches": {}})
+
+
+def phase_rate(args, data, spec, ladder):
+    key = spec
+    entry = _entry(data, key)
+    rungs = [L.rung_player(spec, x) for x in LOW_RUNGS] + [ladder["players"][ladder["anchor"]]]
+    for p in rungs:
+        entry["players"].setdefault(p["label"], p)
+    pairs = [(rungs[i], rungs[i + 1]) for i in range(len(rungs) - 1)]
+    run_inline(args.json, data, key, L.schedule(entry, spec, pairs, args.rung_games), args.workers)
+    strongest = strongest_label(spec, ladder)
+    prior = ladder.get("elo", {}).get(strongest, {}).get("elo") or point_elo(ladder).get(strongest, 500.0)
+    low = {"players": {p["label"]: p for p in rungs[:-1]},
+           "matches": {k: v for k, v in entry["matches"].items() if k.startswith("mcts")}}
+    for p in settings_of(spec):
+        entry["players"][p["label"]] = p
+        prior = staircase(args.json, data, key, spec, ladder, p, args.games, args.max_sims, prior - 100,
+                          args.workers, extra=(low,))
+        print(f"{spec}: {p['label']} at about {prior:+.0f}", flush=True)
+    L.save_results(args.json, data)
+
+
+def fit_table(data, spec, ladder, boot):
+    entry = data["games"][spec]
+    m = merged(ladder, entry)
+    elo = L.elo_table(m, boot=boot)
+    return elo
+
+
+def write_table(args, data, spec, ladder):
+    from descent import shipped
+    entry = data["games"].get(spec)
+    if not entry:
+        return None
+    elo = fit_table(data, spec, ladder, args.boot)
+    d, card = shipped_dir(spec)
+    strongest = strongest_label(spec, ladder)
+    counts = {}
+    for k, recs in merged(ladder, entry)["matches"].items():
+        for l in k.split("|"):
+            counts[l] = counts.get(l, 0) + len(recs)
+    rungs_all = L._rungs(merged(ladder, entry))
+    top_rung = max((r for r in rungs_all if r["label"] in elo), key=lambda r: elo[r["label"]]["elo"])
+
+    def row(label, spec_text, mu=None, note=None):
+        e = elo[label]
+        out = {"label": label, "spec": spec_text, "elo": e["elo"], "low": min(e["lo"], e["elo"]),
+               "high": max(e["hi"], e["elo"]), "games": counts.get(label, 0)}
+        if mu is not None:
+            out["mu"] = mu
+        if note:
+            out["note"] = note
+        return out
+
+    def bounded(label):
+        """Rated only when it lost a game to some rung and won one from some rung (else its
+        rating is the fit's ridge, a bound, not a rating)."""
+        scores = [r["score"] for k, recs in merged(ladder, entry)["matches"].items()
+                  if k.startswith(label + "|") for r in recs]
+        return scores and min(scores) < 1 and max(scores) > 0
+
+    levels, settings = {}, []
+    for p in settings_of(spec):
+        if p["label"] not in elo or not bounded(p["label"]):
+            continue
+        r = row(p["label"], p["table_spec"], p["mu"])
+        if p.get("level"):
+            levels[p["level"]] = {k: r[k] for k in ("elo", "low", "high", "spec", "games")}
+        if p["mu"] is not None:
+            settings.append(r)
+    if strongest and strongest in elo:
+        unbeaten = not bounded(strongest)
+        r = row(strongest, S.level_spec("strongest"),
+                note=(f"won every ladder game: at least the strongest rung it played ({top_rung['label']})"
+                      if unbeaten else None))
+        r["label"] = "strongest"
+        levels["strongest"] = {k: r[k] for k in ("elo", "low", "high", "spec", "games", "note") if k in r}
+        if not unbeaten:
+            settings.append(r)
+    if "balanced" in levels:
+        levels["adaptive"] = dict(levels["balanced"], note="the adaptive level starts at the balanced setting "
+                                  "and then follows the person's results: this is its starting rating")
+    settings.sort(key=lambda s: s["elo"])
+    anchor_p = ladder["players"][ladder["anchor"]]
+    outside = L.OPENSPIEL.get(spec)
+    anchor = (f"OpenSpiel MCTS {anchor_p['sims']} simulations = 0" if outside else
+              f"this project's MCTS {anchor_p['sims']} iterations = 0")
+    table = {"format": S.FORMAT, "game": spec, "anchor": anchor, "anchor_label": ladder["anchor"],
+             "ladder": ladder["ladder"], "iterations": S.LEVEL_ITERATIONS, "levels": levels,
+             "settings": settings, "source": "bench/results_strength.json (bench/bench_strength.py)",
+             "date": time.strftime("%Y-%m-%d")}
+    old = d / S.TABLE_FILE
+    if old.is_file():
+        prev = json.load(open(old))
+        for k in ("check", "head_to_head"):
+            if k in prev:
+                table[k] = prev[k]
+    from training import fileio
+    fileio.write_json(old, table)
+    S.load_table(old, spec)
+    print(f"{spec}: table written to {_rel(old)}", flush=True)
+    return table
+
+
+def phase_h2h(args, data, spec):
+    from descent import shipped
+    t = S.load_table(shipped_dir(spec)[0] / S.TABLE_FILE, spec)
+    key = f"{spec} head-to-head"
+    entry = _entry(data, key)
+    net = _rel(shipped_dir(spec)[0] / S.NET_TOKEN)
+    order = sorted((lvl for lvl in t["levels"] if lvl != "adaptive"), key=lambda l: t["levels"][l]["elo"])
+    players = []
+    for lvl in order:
+        p = {"label": f"level-{lvl}", "kind": "net",
+             "agent": t["levels"][lvl]["spec"].replace(f"net={S.NET_TOKEN}", f"net={net}")}
+        entry["players"][p["label"]] = p
+        players.append(p)
+    pairs = [(players[i], players[i + 1]) for i in range(len(players) - 1)]
+    run_inline(args.json, data, key, L.schedule(entry, spec, pairs, args.h2h_games, args.opening_plies),
+                args.workers)
+
+
+def h2h_rows(data, spec):
+    from descent.stats import cluster_interval
+    entry = data["games"].get(f"{spec} head-to-head")
+    if not entry:
+        return []
+    rows = []
+    for k, recs in entry["matches"].items():
+        a, b = k.split("|")
+        ci = cluster_interval([r["score"] for r in recs], lo=0.0, hi=1.0)
+        rows.append({"weaker": a[6:], "stronger": b[6:], "games": len(recs), "score": round(ci.mean, 4),
+                     "low": round(ci.low, 4), "high": round(ci.high, 4),
+                     "distinct": bool(ci.high < 0.5)})
+    return rows
+
+
+def check_targets(t, n):
+    """``n`` ratings evenly spread over the continuous curve's range (the Gaussian settings: the
+    strongest level above them is the ladder's own network, rated on rungs too slow to replay)."""
+    curve = [s for s in t["settings"] if s.get("mu") is not None]
+    lo, hi = curve[0]["elo"], curve[-1]["elo"]
+    return [lo + (hi - lo) * i / (n - 1) for i in range(n)]
+
+
+def check_picks(t, spec, n):
+    """{check label: (target, table setting)} for the ``n`` targets (a setting picked twice once)."""
+    out = {}
+    for target in check_targets(t, n):
+        pick = S.level_for_elo(spec, target)
+        out.setdefault(f"check-{pick['label']}", (target, next(s for s in t["settings"]
+                                                                if s["label"] == pick["label"])))
+    return out
+
+
+def phase_check(args, data, spec, ladder):
+    t = S.load_table(shipped_dir(spec)[0] / S.TABLE_FILE, spec)
+    key = f"{spec} check"
+    entry = _entry(data, key)
+    rate_entry = data["games"][spec]
+    low = {"players": {k: p for k, p in rate_entry["players"].items() if p["kind"] == "rung"},
+           "matches": {k: v for k, v in rate_entry["matches"].items() if k.startswith("mcts")}}
+    net = _rel(shipped_dir(spec)[0] / S.NET_TOKEN)
+    for label, (target, setting) in check_picks(t, spec, args.check_points).items():
+        p = {"label": label, "kind": "net", "agent": setting["spec"].replace(f"net={S.NET_TOKEN}", f"net={net}"),
+             "target": round(target, 1)}
+        entry["players"][label] = p
+        staircase(args.json, data, key, spec, ladder, p, args.games, args.max_sims, setting["elo"], args.workers,
+                  extra=(low,))
+
+
+def check_rows(data, spec, ladder, boot, t, n_points):
+    entry = data["games"].get(f"{spec} check")
+    if not entry:
+        return []
+    rate_entry = data["games"][spec]
+    low = {"players": {k: p for k, p in rate_entry["players"].items() if p["kind"] == "rung"},
+           "matches": {k: v for k, v in rate_entry["matches"].items() if k.startswith("mcts")}}
+    elo = L.elo_table(merged(ladder, low, entry), boot=boot)
+    rows = []
+    for label, (target, setting) in check_picks(t, spec, n_points).items():
+        if label in elo:
+            e = elo[label]
+            rows.append({"target": round(target, 1), "setting": label[6:], "set": setting["elo"],
+                         "measured": e["elo"],
+                         "low": e["lo"], "high": e["hi"], "games": sum(len(v) for k, v in entry["matches"].items()
+                                                                     if k.startswith(label + "|")),
+                         "error": round(e["elo"] - setting["elo"], 1)})
+    rows.sort(key=lambda r: r["set"])
+    return rows
+
+
+def report(args, data):
+    out = []
+    from training import fileio
+    for spec in L.OPENSPIEL:
+        if spec not in data["games"]:
+            continue
+        ladder = ladder_entry(spec)
+        path = shipped_dir(spec)[0] / S.TABLE_FILE
+        t = write_table(args, data, spec, ladder)
+        if t is None:
+            continue
+        h2h, chk = h2h_rows(data, spec), check_rows(data, spec, ladder, args.boot, t, args.check_points)
+        if h2h:
+            t["head_to_head"] = h2h
+        if chk:
+            errs = [abs(r["error"]) for r in chk]
+            t["check"] = {"rows": chk, "mean_abs_error": round(sum(errs) / len(errs), 1),
+                          "span": round(chk[-1]["set"] - chk[0]["set"], 1)}
+        fileio.write_json(path, t)
+        S.load_table(path, spec)
+        out.append(f"\n### {spec}\n\nAnchor: {t['anchor']}. Levels at {t['iterations']} iterations a move.\n")
+        out.append("| level | spec | Elo [95%] | games |\n|---|---|---|---|")
+        for lvl in S.RATED_LEVELS:
+            if lvl in t["levels"]:
+                e = t["levels"][lvl]
+                note = " (at least)" if e.get("note", "").startswith("won every") else ""
+                out.append(f"| {lvl} | `{e['spec']}` | {e['elo']:+.0f} [{e['low']:+.0f}, {e['high']:+.0f}]{note} "
+                           f"| {e['games']} |")
+        out.append("\nContinuous setting (`--elo`): " + "; ".join(
+            f"{s['label']} {s['elo']:+.0f} [{s['low']:+.0f}, {s['high']:+.0f}]" for s in t["settings"]) + ".")
+        if h2h:
+            out.append("\nHead-to-head: " + "; ".join(
+                f"{r['weaker']} vs {r['stronger']} {r['score']:.2f} [{r['low']:.2f}, {r['high']:.2f}] "
+                f"({r['games']} games{'' if r['distinct'] else ', NOT distinct'})" for r in h2h) + ".")
+        if chk:
+            out.append("\n| --elo | setting | set | measured [95%] | error | games |\n|---|---|---|---|---|---|")
+            for r in chk:
+                out.append(f"| {r['target']:+.0f} | {r['setting']} | {r['set']:+.0f} | {r['measured']:+.0f} "
+                           f"[{r['low']:+.0f}, {r['high']:+.0f}] | {r['error']:+.0f} | {r['games']} |")
+            out.append(f"\nMean |error| {t['check']['mean_abs_error']:.0f} Elo over a span of "
+                       f"{t['check']['span']:.0f}.")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--game", action="append", default=[], choices=sorted(L.OPENSPIEL))
+    ap.add_argument("--phase", default="rate,h2h,check")
+    ap.add_argument("--games", type=int, default=80, help="games per setting (batches of 10)")
+    ap.add_argument("--rung-games", type=int, default=40, help="games between the low rungs and their neighbours")
+    ap.add_argument("--h2h-games", type=int, default=40)
+    ap.add_argument("--opening-plies", type=int, default=2, help="random opening plies of head-to-head games")
+    ap.add_argument("--check-points", type=int, default=5)
+    ap.add_argument("--max-sims", type=int, default=30000, help="slowest rung a setting may play")
+    ap.add_argument("--boot", type=int, default=300)
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--json", default=DEFAULT_JSON)
+    ap.add_argument("--report", action="store_true")
+    args = ap.parse_args(argv)
+    os.chdir(ROOT)
+    data = L.load_results(args.json)
+    if not args.report:
+        phases = set(args.phase.split(","))
+        for phase in ("rate", "h2h", "check"):
+            if phase not in phases:
+                continue
+            for spec in args.game:
+                ladder = ladder_entry(spec)
+                if phase == "rate":
+                    phase_rate(args, data, spec, ladder)
+                    write_table(args, data, spec, ladder)
+                elif phase == "h2h":
+                    phase_h2h(args, data, spec)
+                else:
+                    phase_check(args, data, spec, ladder)
+                L.save_results(args.json, data)
+    print(report(args, data))
+    L.save_results(args.json, data)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,184 @@
+"""Strength you can name: each game's rating table, on the Elo scale of the outside ladder.
+
+The scale is ``bench/bench_ladder.py``'s: Bradley-Terry ratings over games against fixed MCTS rungs
+with random rollouts, **OpenSpiel's MCTS at 100 simulations = Elo 0** (breakthrough 6x6, havannah
+base 4; reversi 6x6, which OpenSpiel has only at 8x8, uses this project's MCTS at 100 iterations as
+its ladder). The ratings are relative to that ladder and to nothing else: they say how a level
+scores against those searchers, not how it would score against people or a FIDE-style pool.
+
+Every named level of ``descent play`` is rated at a **fixed iteration budget**, so that its strength
+is the same on every machine (a ``time=`` budget gives more iterations on a faster machine, and the
+rating would follow it):
+
+* ``easy``, ``medium``, ``hard``: the Gaussian difficulty levels over Unbounded Minimax with the
+  shipped final network at ``LEVEL_ITERATIONS`` iterations a move;
+* ``strongest``: Unbounded Minimax with that network at ``LEVEL_ITERATIONS`` (the ladder's own agent);
+* ``balanced``: Unbounded Minibal_+ at the budget of the shipped calibration;
+* ``adaptive``: starts as ``balanced`` and then follows the person, so it has no rating of its own:
+  the table gives the rating of its starting setting.
+
+The continuous setting behind ``--elo N`` is the Gaussian selection with a free mean ``mu``
+(``gaussian:level=custom,mu=M,sigma=0.3,base=minimax``) at the same budget: ``mu`` = 0.4, 0.6 and 1.0
+are easy, medium and hard, lower means pick worse moves on purpose. Its measured curve, together with
+the named levels, is the table's ``settings``; ``level_for_elo`` takes the measured setting nearest
+to the asked rating.
+
+The tables are ``strength.json`` beside each shipped network's card (``checkpoints/shipped/<slug>/``,
+package data in an installed wheel), written by ``bench/bench_strength.py`` and checked on every load
+against ``TABLE`` (``games.validate``: plain JSON, nothing executed); a malformed table is one
+``StrengthError``.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from games import validate as v
+from games.errors import GameError
+
+__all__ = ["StrengthError", "LEVEL_ITERATIONS", "SIGMA", "CURVE_MUS", "TABLE_FILE", "level_ratings",
+           "level_for_elo", "load_table", "rating_text", "setting_spec", "level_spec", "matches"]
+
+LEVEL_ITERATIONS = 40          # the named levels' budget when rated (iterations a move)
+SIGMA = 0.3                    # seed 003's spread of every Gaussian level
+CURVE_MUS = (0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95)   # besides easy 0.4, medium 0.6, hard 1.0
+NAMED_MUS = {"easy": 0.4, "medium": 0.6, "hard": 1.0}
+TABLE_FILE = "strength.json"
+FORMAT = "descent-strength-1"
+NET_TOKEN = "final.weights.h5"  # how the tables name the shipped final network
+RATED_LEVELS = ("easy", "medium", "hard", "balanced", "strongest", "adaptive")
+
+
+class StrengthError(GameError):
+    """A game without a rating table, a rating outside its table, or a malformed table."""
+
+
+def level_spec(level: str, iterations: int = LEVEL_ITERATIONS, net: str = NET_TOKEN) -> str:
+    """The agent spec of a named Gaussian or minimax level at a fixed budget (``descent.api``'s
+    ``agent_spec`` without the seed)."""
+    if level == "strongest":
+        return f"minimax:iterations={iterations},net={net}"
+    return f"gaussian:level={level},base=minimax,iterations={iterations},net={net}"
+
+
+def setting_spec(mu: float, iterations: int = LEVEL_ITERATIONS, net: str = NET_TOKEN) -> str:
+    """The continuous setting at mean ``mu``."""
+    return f"gaussian:level=custom,mu={mu:g},sigma={SIGMA:g},base=minimax,iterations={iterations},net={net}"
+
+
+# ---- the table file --------------------------------------------------------------------------------
+
+def _elo_entry(extra=None):
+    return v.Where(v.Record({"elo": v.Real(-1e5, 1e5), "low": v.Real(-1e5, 1e5), "high": v.Real(-1e5, 1e5),
+                             "spec": v.Str(4096, empty=False), "games": v.Int(0, v.MAX_COUNT)},
+                            {"note": v.Str(1024), "label": v.Str(128), **(extra or {})}),
+                   lambda e: None if e["low"] <= e["elo"] <= e["high"] else
+                   f"has elo {e['elo']} outside its interval [{e['low']}, {e['high']}]")
+
+
+TABLE = v.Record({"format": v.Str(64, choices=(FORMAT,)), "game": v.Str(256, empty=False),
+                  "anchor": v.Str(256, empty=False), "anchor_label": v.Str(64, empty=False),
+                  "ladder": v.Str(4096, empty=False), "iterations": v.Int(1, v.MAX_COUNT),
+                  "levels": v.Where(v.Map(_elo_entry()),
+                                    lambda d: None if set(d) <= set(RATED_LEVELS) else
+                                    f"has unknown levels {sorted(set(d) - set(RATED_LEVELS))}"),
+                  "settings": v.Where(v.List(_elo_entry({"mu": v.Opt(v.Real(0.0, 1.0))}), 2, 1000),
+                                      lambda s: None if all(a["elo"] <= b["elo"] for a, b in zip(s, s[1:]))
+                                      else "must be sorted by elo")},
+                 {"source": v.Str(4096), "date": v.Str(64), "check": v.Any_(), "head_to_head": v.Any_()})
+
+
+def _table_path(game_spec: str, base=None) -> Path | None:
+    from descent import shipped
+    found = shipped.find(game_spec, base)
+    if found is None:
+        return None
+    return found[0] / TABLE_FILE
+
+
+def load_table(path, game_spec: str | None = None) -> dict:
+    """Read and check one table file (``StrengthError`` naming the file and the entry otherwise)."""
+    table = v.load_json(path, TABLE, StrengthError, f"rating table {path}")
+    if game_spec is not None and table["game"] != game_spec:
+        raise StrengthError(f"rating table {path}: is for {table['game']}, expected {game_spec}")
+    return table
+
+
+def table(game_spec: str, base=None) -> dict | None:
+    """The rating table of a game spec (canonical, e.g. ``reversi(size=6)``), or None when none ships."""
+    import games
+    spec = games.load(game_spec).spec
+    path = _table_path(spec, base)
+    if path is None or not path.is_file():
+        return None
+    return load_table(path, spec)
+
+
+def _resolved(spec: str, game_spec: str, base=None) -> str:
+    from descent import shipped
+    found = shipped.find(game_spec, base)
+    return shipped._resolve(spec, found[0]) if found else spec
+
+
+def level_ratings(game_spec: str, base=None) -> dict:
+    """{level: {"elo", "low", "high", "spec"}} for every rated level of the game (the spec with the
+    shipped network's path), or {} when the game has no table."""
+    t = table(game_spec, base)
+    if t is None:
+        return {}
+    return {lvl: {"elo": e["elo"], "low": e["low"], "high": e["high"],
+                  "spec": _resolved(e["spec"], t["game"], base)} for lvl, e in t["levels"].items()}
+
+
+def level_for_elo(game_spec: str, elo: float, base=None) -> dict:
+    """The measured setting whose rating is nearest to ``elo``: {"spec" (shipped paths resolved),
+    "elo", "low", "high", "label", "mu", "anchor"}. ``StrengthError`` for a game without a table or an
+    ``elo`` outside the table's range (the message gives the range)."""
+    import games
+    spec = games.load(game_spec).spec
+    t = table(spec, base)
+    if t is None:
+        from descent import shipped
+        have = sorted(e[1]["game"] for e in shipped.entries(base)
+                      if (e[0] / TABLE_FILE).is_file())
+        raise StrengthError(f"{spec} has no rating table, so --elo cannot be used with it "
+                            f"(games with one: {', '.join(have) or 'none'})")
+    try:
+        elo = float(elo)
+    except (TypeError, ValueError):
+        raise StrengthError(f"elo must be a number, got {elo!r}") from None
+    lo, hi = t["settings"][0]["elo"], t["settings"][-1]["elo"]
+    if not lo <= elo <= hi:
+        raise StrengthError(f"{spec}: Elo {elo:+.0f} is outside the rated range {lo:+.0f} to {hi:+.0f} "
+                            f"({t['anchor']})")
+    best = min(t["settings"], key=lambda s: (abs(s["elo"] - elo), s["elo"]))
+    return {"spec": _resolved(best["spec"], spec, base), "elo": best["elo"], "low": best["low"],
+            "high": best["high"], "label": best.get("label"), "mu": best.get("mu"), "anchor": t["anchor"]}
+
+
+def rating_text(entry: dict, anchor: str) -> str:
+    """'Elo +710 [+600, +820] against OpenSpiel MCTS 100 simulations = 0'."""
+    return f"Elo {entry['elo']:+.0f} [{entry['low']:+.0f}, {entry['high']:+.0f}] against {anchor}"
+
+
+def anchor(game_spec: str, base=None) -> str | None:
+    t = table(game_spec, base)
+    return None if t is None else t["anchor"]
+
+
+def _canonical(spec: str):
+    """An agent spec without its seed, the network as a resolved path: what decides the strength."""
+    import os
+    from search_ext.agents import parse_agent
+    name, opts = parse_agent(spec)
+    opts = {k: val for k, val in opts.items() if k != "seed"}
+    if opts.get("net"):
+        opts["net"] = os.path.realpath(str(opts["net"]))
+    return name, tuple(sorted((k, str(val)) for k, val in opts.items()))
+
+
+def matches(entry_spec: str, agent_spec: str) -> bool:
+    """Whether ``agent_spec`` (e.g. an ``Opponent``'s) is the rated setting ``entry_spec``."""
+    try:
+        return _canonical(entry_spec) == _canonical(agent_spec)
+    except GameError:
+        return False
