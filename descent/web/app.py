@@ -184,9 +184,20 @@ class Session:
                 + (f"[Termination \"resignation\"]\n" if self.resigned else "")
                 + numbered + "\n")
 
+    def think(self) -> None:
+        """The computer starts thinking: until ``done()``, the view is the one of this moment (the
+        search's thread plays its move on the board when it ends, so the board is not read then)."""
+        self._frozen = self.view()
+        self.thinking = True
+
+    def done(self) -> None:
+        self.thinking = False
+
     def view(self) -> dict:
         """What the page shows: the board, the legal moves (on the person's turn), the last move,
         the record and the result."""
+        if self.thinking:
+            return dict(self._frozen, thinking=True)
         state = self.bot.state
         info = self.bot.info
         drawn = board.view(state)
@@ -427,11 +438,11 @@ def create_app(root=None, offered: list[dict] | None = None, max_games: int = MA
                 raise ApiError(409, "the game is over")
             if s.bot.state.to_move == s.seat:
                 raise ApiError(409, "it is your turn")
-            s.thinking = True
+            s.think()
             try:
                 played = await hub.run(s.bot.reply)
             finally:
-                s.thinking = False
+                s.done()
         await _finish(hub, s)
         return JSONResponse(dict(s.view(), played=played))
 
@@ -443,11 +454,11 @@ def create_app(root=None, offered: list[dict] | None = None, max_games: int = MA
                 raise ApiError(409, "the game is over")
             if s.bot.state.to_move != s.seat:
                 raise ApiError(409, "it is the computer's turn")
-            s.thinking = True
+            s.think()
             try:
                 suggestion = await hub.run(s.bot.hint)
             finally:
-                s.thinking = False
+                s.done()
         names = {c["name"] for c in board.view(s.bot.state)["cells"] if c["name"]}
         return JSONResponse(dict(s.view(), hint={"text": suggestion, "squares": board.squares(
             s.bot.info.name, suggestion, names)}))
@@ -461,7 +472,7 @@ def create_app(root=None, offered: list[dict] | None = None, max_games: int = MA
             plies = _person_undo_plies(s.bot, s.seat)
             if not plies:
                 raise ApiError(409, "nothing to undo: you have not moved yet")
-            await hub.run(s.bot.undo, plies)
+            s.bot.undo(plies)
         return JSONResponse(dict(s.view(), undone=plies))
 
     async def resign(request: Request):
