@@ -368,6 +368,17 @@ def check_rows(data, spec, ladder, boot, t, n_points):
     return rows
 
 
+def fill_card(spec: str, t: dict) -> None:
+    """Each level's rating into the shipped model card (``strength`` entry; the full table is
+    ``strength.json`` beside it)."""
+    from descent import shipped
+    from training import fileio
+    d, card = shipped_dir(spec)
+    card["strength"] = S.card_levels(t)
+    fileio.write_json(d / shipped.CARD_FILE, card)
+    shipped.verify(d)
+
+
 def report(args, data):
     out = []
     from training import fileio
@@ -388,6 +399,7 @@ def report(args, data):
                           "span": round(chk[-1]["set"] - chk[0]["set"], 1)}
         fileio.write_json(path, t)
         S.load_table(path, spec)
+        fill_card(spec, t)
         out.append(f"\n### {spec}\n\nAnchor: {t['anchor']}. Levels at {t['iterations']} iterations a move.\n")
         out.append("| level | spec | Elo [95%] | games |\n|---|---|---|---|")
         for lvl in S.RATED_LEVELS:

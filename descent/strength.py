@@ -182,3 +182,41 @@ def matches(entry_spec: str, agent_spec: str) -> bool:
         return _canonical(entry_spec) == _canonical(agent_spec)
     except GameError:
         return False
+
+
+def _num(x: float) -> str:
+    return f"{x:+,.0f}"
+
+
+def markdown_table(base=None) -> str:
+    """The docs' table of every shipped rating table (``docs/strength.md`` holds exactly this;
+    ``tests/test_strength.py`` checks it): per game, each named level's rating with its 95% interval,
+    then the continuous curve of ``--elo``."""
+    from descent import shipped
+    rows = ["| game | level | setting | Elo [95%] | games |", "|---|---|---|---|---|"]
+    for d, card in shipped.entries(base):
+        path = d / TABLE_FILE
+        if not path.is_file():
+            continue
+        t = load_table(path, card["game"])
+        first = True
+        for lvl in RATED_LEVELS:
+            e = t["levels"].get(lvl)
+            if e is None:
+                continue
+            bound = " (at least)" if e.get("note", "").startswith("won every") else ""
+            start = " (its start)" if lvl == "adaptive" else ""
+            rows.append(f"| {'`' + t['game'] + '`' if first else ''} | {lvl}{start} | `{e['spec']}` | "
+                        f"{_num(e['elo'])} [{_num(e['low'])}, {_num(e['high'])}]{bound} | {e['games']} |")
+            first = False
+        curve = ", ".join(f"{s['label'].replace('level-', '')} {_num(s['elo'])}" for s in t["settings"])
+        rows.append(f"| | `--elo` {_num(t['settings'][0]['elo'])} to {_num(t['settings'][-1]['elo'])} | "
+                    f"the settings: {curve} | {t['anchor']} | |")
+    return "\n".join(rows)
+
+
+def card_levels(table_: dict) -> dict:
+    """What a model card shows of the table: each level's rating and the anchor."""
+    return {"anchor": table_["anchor"], "iterations": table_["iterations"], "source": TABLE_FILE,
+            "levels": {lvl: {k: e[k] for k in ("elo", "low", "high", "spec")}
+                       for lvl, e in table_["levels"].items()}}
