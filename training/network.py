@@ -315,12 +315,18 @@ _READ_CACHE: dict = {}
 
 
 def _checkpoint_key(path) -> tuple[Path, tuple]:
-    """The checked path of a network checkpoint and its cache key (path, modification time)."""
+    """The checked path of a network checkpoint and its cache key (path, inode, size and
+    modification time: a file replaced by another is read again)."""
     path = v.file_path(path, "network checkpoint path", CheckpointError)
     if path.is_dir():
         raise CheckpointError(f"{path}: a directory, not a network checkpoint file (give its "
                               f"latest.h5 or a milestone_*.weights.h5)")
-    return path, (str(path.resolve()), path.stat().st_mtime_ns if path.exists() else 0)
+    try:
+        st = path.stat()
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+    except OSError:
+        stamp = None
+    return path, (str(path.resolve()), stamp)
 
 
 def read_network(path, game_info=None) -> Network:
@@ -330,7 +336,7 @@ def read_network(path, game_info=None) -> Network:
     (``make_inference`` runs it in ONNX Runtime or NumPy).
 
     ``path`` is a milestone ``.weights.h5`` or a rolling ``latest.h5`` state; with ``game_info``
-    the network must be of that game. Cached per process (path and modification time). Raises
+    the network must be of that game. Cached per process (``_checkpoint_key``). Raises
     ``CheckpointError`` naming the file: missing, corrupt, of another game, or weights that do not
     fit the architecture its metadata describes."""
     path, key = _checkpoint_key(path)
