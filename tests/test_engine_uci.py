@@ -1,0 +1,271 @@
+"""``descent engine`` speaking UCI, driven by real clients: python-chess's engine module for a whole
+chess game, Fairy-Stockfish for a breakthrough 6x6 match refereed only through the two engines'
+protocols, and scripted sessions (stop during go infinite, unknown and malformed commands)."""
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import games
+from descent.protocols import variants_ini
+from descent.protocols.notation import Dialect
+from descent.protocols.uci import clock_seconds
+
+FSF = shutil.which("fairy-stockfish") or ("/usr/games/fairy-stockfish"
+                                          if os.path.exists("/usr/games/fairy-stockfish") else None)
+needs_fsf = pytest.mark.skipif(FSF is None, reason="Fairy-Stockfish is not installed (Debian package "
+                                                   "fairy-stockfish, /usr/games/fairy-stockfish)")
+BT6 = "breakthrough(rows=6,cols=6)"
+
+
+def engine_cmd(game, *args):
+    return [sys.executable, "-m", "descent", "engine", game, *args]
+
+
+class Peer:
+    """A UCI process with a reader thread: every read has a deadline (a hang fails, never blocks)."""
+
+    def __init__(self, cmd, wait=120):
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, bufsize=1)
+        self.q: queue.Queue = queue.Queue()
+        self.wait = wait
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            self.q.put(line.rstrip("\n"))
+        self.q.put(None)
+
+    def send(self, line):
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+
+    def until(self, pred):
+        """Lines up to and including the first for which ``pred`` is true."""
+        out = []
+        while True:
+            line = self.q.get(timeout=self.wait)
+            assert line is not None, f"the engine exited; it said {out[-5:]} / {self.p.stderr.read()[-500:]}"
+            out.append(line)
+            if pred(line):
+                return out
+
+    def close(self):
+        try:
+            self.send("quit")
+        except OSError:
+            pass
+        try:
+            self.p.wait(timeout=30)
+        finally:
+            if self.p.poll() is None:
+                self.p.kill()
+
+
+def test_notation_round_trips():
+    """Our moves and positions as the dialect writes them, and back, along random games."""
+    import random
+    rng = random.Random(3)
+    for spec in ("chess", "xiangqi", BT6, "breakthrough", "breakthrough(rows=6,cols=5)"):
+        info = games.load(spec)
+        d = Dialect(info)
+        s = info.new_state()
+        while not s.is_game_over() and s.ply < 60:
+            t = info.new_state()
+            t.set_position(d.fen_to_position(d.position_to_fen(s)))
+            assert t.position() == s.position()
+            for a in s.legal_actions_list():
+                assert d.parse_uci(s, d.move_to_uci(s, a)) == a
+            s.push(rng.choice(s.legal_actions_list()))
+    assert Dialect(games.load("xiangqi")).move_to_uci(games.new_state("xiangqi"),
+                                                      games.new_state("xiangqi").parse_move("h2e2")) == "h3e3"
+    assert Dialect(games.load(BT6)).startpos_fen() == "pppppp/pppppp/6/6/PPPPPP/PPPPPP w - - 0 1"
+    assert Dialect(games.load(BT6)).variant == "breakthrough6x6"
+
+
+def test_xiangqi_moves_are_fairy_stockfish_moves():
+    """The dialect's xiangqi moves are exactly pyffish's legal moves (ranks 1-10)."""
+    sf = pytest.importorskip("pyffish")
+    s = games.new_state("xiangqi")
+    d = Dialect(s.game)
+    import random
+    rng = random.Random(1)
+    for _ in range(40):
+        ours = {d.move_to_uci(s, a) for a in s.legal_actions_list()}
+        assert ours == set(sf.legal_moves("xiangqi", s.position(), []))
+        s.push(rng.choice(s.legal_actions_list()))
+
+
+def test_clock_share():
+    assert clock_seconds(60_000, 0, None) == pytest.approx(2.0 - 0.05)
+    assert clock_seconds(10_000, 1000, 5) == pytest.approx(2.0 + 0.8 - 0.05)
+    assert clock_seconds(100, 0, 1) <= 0.05          # never more than half of what is left
+    assert clock_seconds(0, 0, None) > 0
+
+
+def test_python_chess_drives_a_whole_game():
+    """python-chess's engine module plays a whole game of chess, our engine on both sides (one
+    process each), until the game ends by our rules (python-chess with draw claims: threefold and
+    the 50-move rule are automatic here)."""
+    chess = pytest.importorskip("chess")
+    import chess.engine
+    cmd = engine_cmd("chess", "--level", "strongest", "--net", "none")
+    white = chess.engine.SimpleEngine.popen_uci(cmd, timeout=120)
+    black = chess.engine.SimpleEngine.popen_uci(cmd, timeout=120)
+    try:
+        assert white.id["name"].startswith("descent")
+        assert "Level" in white.options and "Iterations" in white.options
+        board = chess.Board()
+        ours = games.new_state("chess")
+        while not board.is_game_over(claim_draw=True):
+            eng = white if board.turn == chess.WHITE else black
+            result = eng.play(board, chess.engine.Limit(nodes=2))
+            assert result.move in board.legal_moves
+            ours.push(result.move.uci())
+            board.push(result.move)
+            assert ours.position().split()[:4] == board.fen().split()[:4]
+        assert ours.is_game_over()
+        o = ours.outcome()
+        if board.is_checkmate():
+            assert o.winner == (0 if board.turn == chess.BLACK else 1)
+        else:
+            assert o.winner is None
+    finally:
+        white.quit()
+        black.quit()
+
+
+def test_stop_during_go_infinite_and_isready_while_thinking():
+    e = Peer(engine_cmd(BT6, "--net", "none", "--level", "strongest"))
+    try:
+        e.send("uci")
+        lines = e.until(lambda x: x == "uciok")
+        assert any(x.startswith("option name UCI_Variant") and "breakthrough6x6" in x for x in lines)
+        e.send("position startpos moves a2a3")
+        e.send("go infinite")
+        e.until(lambda x: x.startswith("info depth"))          # it is thinking
+        e.send("isready")
+        lines = e.until(lambda x: x == "readyok")
+        assert not any(x.startswith("bestmove") for x in lines)   # answered while it thinks
+        e.send("stop")
+        best = e.until(lambda x: x.startswith("bestmove"))[-1].split()[1]
+        s = games.new_state(BT6)
+        s.push("a2a3")
+        s.parse_move(best)                                          # legal for o
+        # a bounded search after it: the position is kept, the answer is legal
+        e.send("go nodes 20")
+        best = e.until(lambda x: x.startswith("bestmove"))[-1].split()[1]
+        s.parse_move(best)
+    finally:
+        e.close()
+    assert e.p.returncode == 0
+
+
+def test_unknown_and_malformed_commands_get_info_strings():
+    e = Peer(engine_cmd(BT6, "--net", "none", "--iterations", "10"))
+    try:
+        e.send("uci")
+        e.until(lambda x: x == "uciok")
+        bad = ["xyzzy", "position", "position fen not-a-fen w", "position startpos moves a2a5",
+               "go nodes abc", "setoption name Bogus value 3", "setoption name Level value superhuman",
+               "setoption name UCI_Variant value chess", "setoption garbage", "go wibble"]
+        for line in bad:
+            e.send(line)
+            e.send("isready")
+            out = e.until(lambda x: x == "readyok")
+            if line.startswith("go"):
+                # a malformed go still searches (the level's budget) and answers a legal move
+                out += e.until(lambda x: x.startswith("bestmove")) if not any(
+                    x.startswith("bestmove") for x in out) else []
+                assert any(x.startswith("info string error") for x in out), (line, out)
+                best = [x for x in out if x.startswith("bestmove")][-1].split()[1]
+                games.new_state(BT6).parse_move(best)
+            else:
+                assert any(x.startswith("info string") for x in out), (line, out)
+        e.send("position startpos")
+        e.send("go nodes 5")
+        best = e.until(lambda x: x.startswith("bestmove"))[-1].split()[1]
+        games.new_state(BT6).parse_move(best)
+        # a finished game: no move
+        e.send("position fen 6/1P4/6/6/6/pppppp w - - 0 9")
+        e.send("go nodes 5")
+        assert e.until(lambda x: x.startswith("bestmove"))[-1] == "bestmove (none)"
+    finally:
+        e.close()
+    assert e.p.returncode == 0
+
+
+@needs_fsf
+def test_variants_ini_matches_our_rules_by_perft():
+    """Fairy-Stockfish reads the shipped variants.ini; its perft equals ours for every size."""
+    from games._state import perft
+    sizes = {"breakthrough6x6": (6, 6), "breakthrough6x5": (6, 5), "breakthrough7x7": (7, 7),
+             "breakthrough5x5": (5, 5)}
+    e = Peer([FSF], wait=60)
+    try:
+        e.send("uci")
+        e.until(lambda x: x == "uciok")
+        e.send(f"setoption name VariantPath value {variants_ini()}")
+        for name, (r, c) in sizes.items():
+            e.send(f"setoption name UCI_Variant value {name}")
+            e.send("position startpos")
+            e.send("go perft 3")
+            line = e.until(lambda x: x.startswith("Nodes searched"))[-1]
+            assert int(line.split()[-1]) == perft(games.new_state(f"breakthrough(rows={r},cols={c})"), 3), name
+    finally:
+        e.close()
+
+
+def _uci_move(engine: Peer, moves: list[str]) -> str:
+    engine.send("position startpos" + (" moves " + " ".join(moves) if moves else ""))
+    engine.send("go nodes 200")
+    return engine.until(lambda x: x.startswith("bestmove"))[-1].split()[1]
+
+
+@needs_fsf
+def test_descent_against_fairy_stockfish_through_the_protocols():
+    """A breakthrough 6x6 match, descent (the strongest level, shipped network) against
+    Fairy-Stockfish, refereed only through the two engines' protocols: the referee holds the move
+    list, checks each answer with our rules (parse_move) and asks Fairy-Stockfish itself whether the
+    game is over at the end."""
+    ours = Peer(engine_cmd(BT6, "--level", "strongest", "--iterations", "100"))
+    fsf = Peer([FSF], wait=60)
+    try:
+        for e in (ours, fsf):
+            e.send("uci")
+            e.until(lambda x: x == "uciok")
+        fsf.send(f"setoption name VariantPath value {variants_ini()}")
+        for e in (ours, fsf):
+            e.send("setoption name UCI_Variant value breakthrough6x6")
+            e.send("isready")
+            e.until(lambda x: x == "readyok")
+        results = []
+        for g in range(2):                       # each engine moves first once
+            for e in (ours, fsf):
+                e.send("ucinewgame")
+                e.send("isready")
+                e.until(lambda x: x == "readyok")
+            seats = (ours, fsf) if g == 0 else (fsf, ours)
+            s = games.new_state(BT6)
+            moves: list[str] = []
+            while not s.is_game_over():
+                answer = _uci_move(seats[s.to_move], moves)
+                s.push(s.parse_move(answer))         # the referee's legality check
+                moves.append(answer)
+            # Fairy-Stockfish agrees that the game is over: it has no move to play
+            fsf.send("position startpos moves " + " ".join(moves))
+            fsf.send("go depth 1")
+            assert fsf.until(lambda x: x.startswith("bestmove"))[-1].split()[1] == "(none)"
+            w = s.outcome().winner
+            results.append("descent" if seats[w] is ours else "fairy-stockfish")
+        assert len(results) == 2
+    finally:
+        ours.close()
+        fsf.close()
