@@ -164,11 +164,14 @@ def _fingerprint_fn():
     return fingerprint
 
 
-def check_workers(ray=None, timeout: float | None = None) -> list[dict]:
+def check_workers(ray=None, timeout: float | None = None, nodes: list | None = None) -> list[dict]:
     """Run a tiny task on every alive node (pinned to it) that imports the package and reports its
     version and source digest; ``RayUnavailable`` naming the first node (IP and node id) that cannot
     import it, runs another version, or does not answer within ``timeout`` seconds (default
-    ``DESCENT_RAY_TIMEOUT``). Returns the nodes' reports. Nodes that join later are not checked."""
+    ``DESCENT_RAY_TIMEOUT``). Returns the nodes' reports. A node that leaves the cluster during the
+    check (listed alive, gone when its task is placed or run) is skipped with one ``note:`` line on
+    stderr. Nodes that join later are not checked. ``nodes``: the node records to check (default
+    ``ray.nodes()``, the alive ones)."""
     if ray is None:
         import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -176,7 +179,7 @@ def check_workers(ray=None, timeout: float | None = None) -> list[dict]:
     fingerprint = _fingerprint_fn()
     mine = fingerprint()
     remote = ray.remote(num_cpus=0, max_retries=0)(fingerprint)
-    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    nodes = [n for n in (ray.nodes() if nodes is None else nodes) if n.get("Alive")]
     refs = {remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False))
             .remote(): n for n in nodes}
     done, pending = ray.wait(list(refs), num_returns=len(refs), timeout=timeout)
@@ -185,11 +188,17 @@ def check_workers(ray=None, timeout: float | None = None) -> list[dict]:
         n = refs[ref]
         name = f"Ray node {n.get('NodeManagerAddress', '?')} (node id {n['NodeID'][:12]})"
         if ref not in done:
+            if not _alive(ray, n["NodeID"]):
+                _note_left(name)
+                continue
             raise RayUnavailable(f"{name} did not run the package check within {timeout:.0f} s "
                                  f"(a node that cannot start workers?)")
         try:
             got = ray.get(ref)
         except Exception as exc:        # the node died meanwhile, or the task could not start
+            if not _alive(ray, n["NodeID"]) or "doesn't exist any more" in str(exc):
+                _note_left(name)        # a node the cluster still listed as alive a moment ago
+                continue
             raise RayUnavailable(validate.one_line(f"{name}: the package check failed ({exc})")) from None
         if got.get("error"):
             raise RayUnavailable(validate.one_line(
@@ -213,6 +222,37 @@ def check_workers(ray=None, timeout: float | None = None) -> list[dict]:
                 f"{mine.get('where')}): install the same version on every node"))
         reports.append(dict(got, node=n["NodeID"], ip=n.get("NodeManagerAddress")))
     return reports
+
+
+def _alive(ray, node_id: str) -> bool:
+    """Whether the cluster lists ``node_id`` as alive now."""
+    try:
+        return any(n.get("NodeID") == node_id and n.get("Alive") for n in ray.nodes())
+    except Exception:               # the cluster cannot be asked: treat the node as there
+        return True
+
+
+def _note_left(name: str) -> None:
+    """One line on stderr for a node that left the cluster during the package check (not fatal:
+    nothing is scheduled on a dead node)."""
+    import sys
+    print(f"note: {name} left the cluster during the package check; it is skipped", file=sys.stderr)
+
+
+def member_lost_line(member: int, synced: int, played: int, exc) -> str:
+    """The one line the driver prints when a member is lost with its node."""
+    node = getattr(exc, "node_id", None) or ""
+    lost = max(0, played - synced)
+    return validate.one_line(
+        f"note: member {member} was lost with its node{f' {str(node)[:12]}' if node else ''} "
+        f"({type(exc).__name__}); it resumes from its last copy, after game {synced}: "
+        f"{lost} game(s) played since that copy are lost and will be played again")
+
+
+def _note_member_lost(member: int, synced: int, played: int, exc) -> None:
+    import sys
+    from tqdm import tqdm
+    tqdm.write(member_lost_line(member, synced, played, exc), file=sys.stderr)
 
 
 def run_tasks_ray(tasks: list[dict], address: str | None, play, max_retries: int = 3):
@@ -605,6 +645,7 @@ def train_members_ray(jobs, address: str | None, on_record, ship: bool = False,
     attempt: dict[int, int] = {}
     failures: dict[int, int] = {}
     results: dict[int, dict] = {}
+    played: dict[int, int] = {}         # the last game number each member reported
     refs = {}
 
     def submit(job) -> None:
@@ -632,6 +673,8 @@ def train_members_ray(jobs, address: str | None, on_record, ship: bool = False,
         while not queue.empty():
             rec = queue.get()
             if "sync" not in rec:
+                if not rec.get("progress") and isinstance(rec.get("game"), int):
+                    played[rec["member"]] = max(played.get(rec["member"], 0), rec["game"])
                 on_record(rec)
                 continue
             m = rec["sync"]
@@ -674,6 +717,7 @@ def train_members_ray(jobs, address: str | None, on_record, ship: bool = False,
                         f"member {job.member} was lost {failures[job.member]} times in a row "
                         f"without a game synced ({type(exc).__name__}: {exc})")) from None
                 drain()
+                _note_member_lost(job.member, synced[job.member], played.get(job.member, 0), exc)
                 submit(job)                        # from what the driver has now
     drain()
     return [results[j.member] for j in jobs]

@@ -12,12 +12,12 @@ game's seed is derived from the match seed and i, so results do not depend on th
 """
 from __future__ import annotations
 
-import multiprocessing as mp
 import time
 from dataclasses import dataclass, field
 
 import games
 from descent.networks import make_agent
+from training.pool import spawn_pool
 from search_ext.agents import parse_agent
 from descent.protocols.outside import EngineError
 
@@ -170,8 +170,7 @@ def run_tasks(tasks: list[dict], workers: int = 1, ray_address: str | None = Non
         for t in tasks:
             yield play_task(t)
         return
-    ctx = mp.get_context("spawn")
-    with ctx.Pool(min(workers, len(tasks))) as pool:
+    with spawn_pool(min(workers, len(tasks))) as pool:
         yield from pool.imap_unordered(play_task, tasks)
 
 
@@ -192,6 +191,5 @@ def run_match(game: str, spec_a: str, spec_b: str, n_games: int, workers: int = 
         for i in range(n_games):
             yield play_game(game, a, b, i, seed)
         return
-    ctx = mp.get_context("spawn")
-    with ctx.Pool(workers, initializer=_worker_init, initargs=(game, spec_a, spec_b)) as pool:
+    with spawn_pool(workers, initializer=_worker_init, initargs=(game, spec_a, spec_b)) as pool:
         yield from pool.imap_unordered(_worker_play, [(i, seed) for i in range(n_games)])

@@ -88,6 +88,24 @@ def test_the_cluster_has_separate_nodes_and_passes_the_package_check(ray_cluster
     assert len({(r["version"], r["digest"]) for r in reports}) == 1
 
 
+def test_a_node_lost_during_the_package_check_is_skipped_with_a_note(ray_cluster, capfd):  # noqa: F811
+    """The cluster listed a node as alive when the check began and the node is gone when its task
+    is placed: one note, the other nodes checked, not fatal (a run whose cluster lost a node a
+    minute ago must start)."""
+    listed = [n for n in ray.nodes() if n.get("Alive")]
+    before = ray_cluster.alive_nodes()
+    lost = ray_cluster.kill_worker(replace=True)
+    ray_cluster.wait_alive(before)           # the replacement joined, the lost one is dead
+    lost_id = next(n["NodeID"] for n in listed if n["NodeID"] not in
+                   {m["NodeID"] for m in ray.nodes() if m.get("Alive")})
+    reports = distributed.check_workers(ray, nodes=listed)
+    err = capfd.readouterr().err
+    assert lost_id not in {r["node"] for r in reports}
+    assert len(reports) == len(listed) - 1
+    assert err.count("left the cluster during the package check") == 1 and lost_id[:12] in err
+    assert lost is not None
+
+
 def test_the_progress_queue_lives_on_the_head_node(ray_cluster):  # noqa: F811
     """The queue every member reports through must outlive any worker node (a soft affinity let
     Ray 2.60 put it on a worker node, whose loss then ended the run)."""

@@ -169,7 +169,7 @@ def test_state_reaches_the_driver_before_the_member_ends(ray_cluster, tmp_path):
     assert all(b > 0 for *_, b in mid)
 
 
-def test_a_member_lost_with_its_node_continues_from_the_synced_state(ray_cluster, tmp_path):
+def test_a_member_lost_with_its_node_continues_from_the_synced_state(ray_cluster, tmp_path, capfd):
     from descent.distributed import ray_runner
     from training.run import run_training
     cfg = tiny_cfg(tmp_path, every=0)
@@ -210,6 +210,10 @@ def test_a_member_lost_with_its_node_continues_from_the_synced_state(ray_cluster
     after = min(s["games"] for s in mine if s["attempt"] == attempts[1])
     assert after == before + 1          # continued from the last copy: nothing lost but games in play
     assert {s["node"] for s in mine if s["attempt"] == attempts[1]} != {victim["node"]}
+    # the driver said so in one line: which member, from which game it resumes, what was lost
+    notes = [line for line in capfd.readouterr().err.splitlines() if "was lost with its node" in line]
+    assert len(notes) == len(attempts) - 1
+    assert notes[0].startswith(f"note: member {m} was lost") and f"after game {before}:" in notes[0]
     # this call's game budget is kept whatever was lost; nothing counted twice
     assert [r["games"] for r in out["results"]] == [25, 25]
     for i in (0, 1):

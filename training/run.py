@@ -2,7 +2,8 @@
 
 Layout of a run directory (``checkpoints/<game>`` by default)::
 
-    run.json                      game, config, seed: what this run is (checked on every rerun)
+    run.json                      game, config, seed: what this run is (checked on every rerun);
+                                  config_sha256, and code (version, git commit) that started it
     .lock                         held (flock) while a process trains this run
     member_NN/latest.h5           rolling state: weights, optimizer, counters, RNG (resume point)
     member_NN/milestone_<D>.weights.h5 + .json    named checkpoints (e.g. 20d and 70d)
@@ -26,6 +27,7 @@ from pathlib import Path
 from games import validate as v
 from games.errors import GameError
 from training.fileio import FileLock
+from training.pool import spawn_pool
 from training.trainer import MemberJob, member_dir, train_member
 
 DATA_ENV = "DESCENT_DATA"
@@ -109,7 +111,9 @@ def check_run(run_dir: Path, game: str, config: dict, seed: int) -> None:
     """Create ``run.json`` or check that the run directory belongs to this game, config and seed."""
     from training.fileio import write_json
     path = Path(run_dir) / "run.json"
-    record = {"game": game, "config": config, "seed": seed, "format": "descent-run-1"}
+    code = code_provenance()
+    record = {"game": game, "config": config, "seed": seed, "format": "descent-run-1",
+              "config_sha256": config_digest(config), "code": code}
     if path.exists():
         old = read_run_record(run_dir)
         for key in ("game", "seed", "config"):
@@ -117,8 +121,41 @@ def check_run(run_dir: Path, game: str, config: dict, seed: int) -> None:
                 what = key if key != "config" else "configuration (network, selfplay, training)"
                 raise RunError(f"{run_dir}: this run was started with another {what}; "
                                f"continue it with the same settings or choose another --out")
+        seen = [old.get("code")] + [c for c in old.get("continued_with", []) if isinstance(c, dict)]
+        if code not in seen:            # continued by other code: say which, once per version
+            write_json(path, dict(old, continued_with=seen[1:] + [code]))
         return
     write_json(path, record)
+
+
+def config_digest(config: dict) -> str:
+    """sha256 of a training config, keys sorted (what run.json's ``config_sha256`` holds)."""
+    import hashlib
+    import json
+    return hashlib.sha256(json.dumps(config, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def code_provenance() -> dict:
+    """Which code trains: the installed package's version, and when it runs from a git checkout,
+    the commit and whether tracked files differ from it (``dirty``); ``commit`` is None otherwise."""
+    import subprocess
+    try:
+        from importlib.metadata import version
+        ver = version("descent")
+    except Exception:                   # not installed (the repository on PYTHONPATH)
+        ver = None
+    checkout = Path(__file__).resolve().parent.parent
+    commit, dirty = None, None
+    if (checkout / ".git").exists():
+        try:
+            git = ["git", "-C", str(checkout)]
+            commit = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True,
+                                    timeout=20, check=True).stdout.strip() or None
+            dirty = bool(subprocess.run(git + ["status", "--porcelain", "--untracked-files=no"],
+                                        capture_output=True, text=True, timeout=20, check=True).stdout.strip())
+        except (OSError, subprocess.SubprocessError):
+            commit, dirty = None, None
+    return {"version": ver, "commit": commit, "dirty": dirty}
 
 
 def with_later_keys(config):
@@ -248,7 +285,7 @@ def run_training(game: str, cfg: dict, population: int, budget: float, milestone
 
                 t = threading.Thread(target=pump, daemon=True)
                 t.start()
-                with ctx.Pool(min(workers, population)) as pool:
+                with spawn_pool(min(workers, population)) as pool:
                     results = pool.starmap(_worker, [(job, queue) for job in jobs])
                 stop.set()
                 t.join()
