@@ -1,0 +1,173 @@
+"""Outside UCI and GTP engines as agents (``uci:COMMAND,...`` / ``gtp:COMMAND,...``): the spec,
+matches against Fairy-Stockfish and against our own engine through the protocol, and the failures —
+a missing binary, an engine that crashes, one that says nothing, one that answers an illegal move
+(tiny misbehaving engines in tests/data/engines: real protocol peers) — each game aborted, never
+scored."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import games
+from descent.match import play_game, run_match
+from descent.networks import make_agent
+from descent.protocols.outside import EngineError
+from descent.results import ResultsDB
+from search_ext.agents import AgentSpecError, describe_algorithms, parse_agent
+
+HERE = Path(__file__).parent
+PEERS = HERE / "data" / "engines"
+FSF = shutil.which("fairy-stockfish") or ("/usr/games/fairy-stockfish"
+                                          if os.path.exists("/usr/games/fairy-stockfish") else None)
+needs_fsf = pytest.mark.skipif(FSF is None, reason="Fairy-Stockfish is not installed (Debian package "
+                                                   "fairy-stockfish, /usr/games/fairy-stockfish)")
+BT6 = "breakthrough(rows=6,cols=6)"
+
+
+def uci_peer(mode: str, extra: str = "") -> str:
+    return f"uci:{sys.executable} {PEERS / 'uci_peer.py'} {mode}" + extra
+
+
+def gtp_peer(mode: str, extra: str = "") -> str:
+    return f"gtp:{sys.executable} {PEERS / 'gtp_peer.py'} {mode}" + extra
+
+
+def descent_cli(*args):
+    return subprocess.run([sys.executable, "-m", "descent", *args], capture_output=True, text=True,
+                          timeout=600)
+
+
+# ---- the spec ---------------------------------------------------------------------------------------
+
+def test_spec_parsing():
+    kind, o = parse_agent("uci:/usr/games/fairy-stockfish,Skill Level=0,nodes=1000")
+    assert kind == "uci" and o["command"] == ["/usr/games/fairy-stockfish"]
+    assert o["options"] == [("Skill Level", "0")] and o["nodes"] == 1000 and o["movetime"] is None
+    kind, o = parse_agent("gtp:descent engine breakthrough(rows=6,cols=6) --net none,time=2")
+    assert o["command"] == ["descent", "engine", "breakthrough(rows=6,cols=6)", "--net", "none"]
+    assert o["movetime"] == 2.0
+    assert parse_agent("uci:/x/y")[1]["movetime"] == 1.0          # the default budget
+    for bad, fragment in [("uci:", "COMMAND"), ("uci:/x,nodes=0", "nodes"), ("uci:/x,nodes=5,nodes=6", "twice"),
+                          ("uci:/x,movetime=1,time=2", "not both"), ("gtp:/x,nodes=5", "GTP has no nodes"),
+                          ("gtp:/x,Level=3", "unknown key"), ("uci:/x,depth", "malformed"),
+                          ("uci:/x,time=nan", "time")]:
+        with pytest.raises(AgentSpecError, match=fragment):
+            parse_agent(bad)
+    assert "uci:" in describe_algorithms() and "gtp:" in describe_algorithms()
+    # the search layer alone does not start processes
+    from search_ext.agents import make_agent as search_make_agent
+    with pytest.raises(AgentSpecError, match="descent.make_agent"):
+        search_make_agent("uci:/x/y", BT6)
+
+
+def test_missing_binary():
+    with pytest.raises(EngineError, match="not found"):
+        make_agent("uci:/nonexistent/engine", BT6)
+    with pytest.raises(EngineError, match="not found"):
+        make_agent("gtp:no-such-engine-on-path", "reversi(size=6)")
+    r = descent_cli("match", BT6, "--first", "random", "--second", "uci:/nonexistent/engine", "--games", "2")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1] == "Error: engine /nonexistent/engine: not found"
+
+
+@pytest.mark.parametrize("spec, fragment", [
+    (uci_peer("crash"), "exited with status 3"),
+    (uci_peer("illegal"), "answered an illegal move 'a1a6'"),
+    (uci_peer("silent", ",movetime=0.1,timeout=0.5"), "no answer within"),
+    (uci_peer("fixed:(none)"), "answered no move"),
+])
+def test_failing_uci_engines_abort_the_game(spec, fragment):
+    """Each failure aborts the game (``aborted`` set, never scored); the next game starts the engine
+    afresh."""
+    eng = make_agent(spec, BT6)
+    me = make_agent("random:seed=1", BT6)
+    try:
+        for i in range(2):
+            rec = play_game(BT6, me, eng, i, seed=0)
+            assert rec.aborted and fragment in rec.aborted, rec.aborted
+            assert rec.plies == (1 if i == 0 else 0)          # the engine moves at ply 1, then first
+    finally:
+        eng.close()
+
+
+@pytest.mark.parametrize("mode, fragment", [("illegal", "illegal move"), ("crash", "exited"),
+                                            ("refuse", "refused 'genmove")])
+def test_failing_gtp_engines_abort_the_game(mode, fragment):
+    eng = make_agent(gtp_peer(mode), "reversi(size=6)")
+    try:
+        rec = play_game("reversi(size=6)", make_agent("random", "reversi(size=6)"), eng, 0, seed=0)
+        assert rec.aborted and fragment in rec.aborted, rec.aborted
+    finally:
+        eng.close()
+
+
+def test_match_cli_reports_aborted_games_and_refuses_to_score_none():
+    r = descent_cli("match", BT6, "--first", "random", "--second", uci_peer("illegal"), "--games", "2")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "game 0 aborted after 1 plies, not scored" in r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith("Error: every game was aborted")
+
+
+def test_aborted_games_are_kept_apart_in_results(tmp_path):
+    db = ResultsDB(tmp_path / "results.db")
+    db.insert_aborted({"match_key": "k1", "stage": "evaluate", "game": BT6, "agent_a": "a", "agent_b": "b",
+                       "moves": "a2a3", "plies": 1}, "engine x exited")
+    assert db.rows() == [] and "k1" not in db.keys()
+    assert [(r["match_key"], r["reason"]) for r in db.aborted()] == [("k1", "engine x exited")]
+    db.close()
+
+
+def test_calibrate_against_a_crashing_engine_scores_nothing(tmp_path):
+    run = tmp_path / "run"
+    r = descent_cli("calibrate", BT6, "--against", uci_peer("crash"), "--algorithm", "minibal_plus",
+                    "--max-games", "4", "--near-games", "2", "--opening-plies", "0", "--run", str(run))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "aborted, not scored" in r.stderr
+    cal = run / "calibrations"
+    aborted = list(cal.glob("*.aborted.jsonl"))
+    assert len(aborted) == 1 and "exited" in json.loads(aborted[0].read_text().splitlines()[0])["aborted"]
+    logs = list(cal.glob("*.games.jsonl"))
+    assert all(p.read_text().strip() == "" for p in logs)       # nothing scored
+
+
+def test_our_engine_as_an_outside_engine_both_protocols():
+    """descent's own engine behind the protocols, as an opponent: a real round trip."""
+    uci = f"uci:{sys.executable} -m descent engine {BT6} --net none,nodes=20"
+    recs = list(run_match(BT6, "minimax:iterations=20", uci, 2, seed=0))
+    assert [r.aborted for r in recs] == [None, None] and all(r.plies > 0 for r in recs)
+    gtp = f"gtp:{sys.executable} -m descent engine reversi(size=6) --net none --iterations 20"
+    recs = list(run_match("reversi(size=6)", "random", gtp, 2, seed=0))
+    assert [r.aborted for r in recs] == [None, None]
+    s = games.new_state("reversi(size=6)")
+    for m in recs[1].moves:
+        s.push(m)
+    assert s.is_game_over()
+
+
+@needs_fsf
+def test_match_against_fairy_stockfish():
+    r = descent_cli("match", BT6, "--first", "minimax:iterations=50",
+                    "--second", f"uci:{FSF},Skill Level=0,nodes=100", "--games", "2")
+    assert r.returncode == 0, r.stderr[-1000:]
+    assert "2 games, seats alternating" in r.stdout and "aborted" not in r.stdout + r.stderr
+
+
+@needs_fsf
+def test_fairy_stockfish_agent_reuses_one_process():
+    eng = make_agent(f"uci:{FSF},nodes=50", BT6)
+    try:
+        pid = eng.proc.proc.pid
+        for i in range(3):
+            rec = play_game(BT6, make_agent("random", BT6), eng, i, seed=i)
+            assert rec.aborted is None
+        assert eng.proc.proc.pid == pid                 # reused across games (ucinewgame)
+    finally:
+        proc = eng.proc.proc
+        eng.close()
+    assert proc.returncode is not None                   # closed cleanly
