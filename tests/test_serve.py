@@ -126,10 +126,34 @@ def test_lists_games_with_networks_and_every_level(app):
     assert {card["game"] for _, card in entries()} <= set(specs)
     for g in data["games"]:
         assert [lv["name"] for lv in g["levels"]] == list(LEVELS)
-        for lv in g["levels"]:
-            assert lv["rating"] == level_rating(g["spec"], lv["name"])
+        # the server was given a budget: the rating tables (made at the levels' budgets) do not apply
+        assert all(lv["rating"] is None for lv in g["levels"])
     levels = app.get("/api/levels").json()["levels"]
     assert [lv["name"] for lv in levels] == list(LEVELS) and all(lv["about"] for lv in levels)
+
+
+def test_level_ratings_are_shown_where_a_table_rates_them():
+    strength = pytest.importorskip("descent.strength")
+    with TestClient(create_app()) as c:
+        offered = {g["spec"]: g for g in c.get("/api/games").json()["games"]}
+        rated = 0
+        for spec, g in offered.items():
+            table = strength.level_ratings(spec)
+            for lv in g["levels"]:
+                assert lv["rating"] == level_rating(spec, lv["name"])
+                if lv["rating"] is not None:
+                    rated += 1
+                    assert lv["rating"]["elo"] == table[lv["name"]]["elo"] and lv["rating"]["anchor"]
+                    assert lv["rating"]["low"] <= lv["rating"]["elo"] <= lv["rating"]["high"]
+                else:
+                    assert lv["name"] not in table or g["network"] == "trained"
+        if not strength.level_ratings("reversi(size=6)"):
+            pytest.skip("no rating table ships for reversi(size=6)")
+        assert rated >= 5
+        # a game's view carries the rating of the setting it plays (descent.api.Opponent.rating)
+        g = new(c, game="reversi(size=6)", level="easy")
+        assert g["rating"]["elo"] == strength.level_ratings("reversi(size=6)")["easy"]["elo"]
+    assert level_rating("reversi(size=6)", "easy", budget_given=True) is None
 
 
 def test_a_whole_game_with_a_bad_move_hint_undo_and_the_record(app):

@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 import secrets
 import threading
@@ -58,6 +59,7 @@ from starlette.staticfiles import StaticFiles
 import games
 from games.errors import GameError
 from descent.api import LEVELS, Opponent
+from descent.networks import best_network
 from descent.web import board
 
 log = logging.getLogger("descent.web")
@@ -87,22 +89,34 @@ class ApiError(Exception):
         self.message = " ".join(str(message).split())
 
 
-def level_rating(game_spec: str, level: str) -> dict | None:
-    """The rating of ``level`` for ``game_spec`` on the game's Elo scale, when one is known: the
-    hook for ``descent.strength`` (a module rating the levels). Returns ``{"elo", "low", "high",
-    "anchor"}`` or None; nothing is shown when no rating is known (no number is made up here)."""
-    try:
-        from descent import strength   # optional: absent until the levels are rated
-    except ImportError:
-        return None
-    fn = getattr(strength, "level_rating", None)
-    if fn is None:
+def level_rating(game_spec: str, level: str, root=None, budget_given: bool = False) -> dict | None:
+    """The rating of ``level`` for ``game_spec`` as this server plays it, when one is known:
+    ``{"elo", "low", "high", "anchor"}`` from the game's rating table (``descent.strength``), or
+    None. A table rates the shipped final network at a fixed budget, so it applies only when the
+    server plays that network (no network of the user's is better ranked) at the level's own budget
+    (no ``--time`` or ``--iterations``); the adaptive level's is the rating of its start. No number
+    is made up here: where nothing is known nothing is shown."""
+    if budget_given:
         return None
     try:
-        rating = fn(game_spec, level)
-    except (GameError, OSError, ValueError, KeyError):
+        from descent import shipped, strength
+        entry = strength.level_ratings(game_spec).get(level)
+        if entry is None:
+            return None
+        final, used = shipped.network(game_spec), best_network(game_spec, root)
+        if not final or not used or os.path.realpath(final) != os.path.realpath(used):
+            return None
+        return {"elo": entry["elo"], "low": entry["low"], "high": entry["high"],
+                "anchor": strength.anchor(game_spec)}
+    except (ImportError, GameError, OSError):
         return None
-    return rating if isinstance(rating, dict) else None
+
+
+def _rating(rating: dict | None) -> dict | None:
+    """What the page shows of an ``Opponent.rating``."""
+    if not isinstance(rating, dict) or "elo" not in rating:
+        return None
+    return {k: rating.get(k) for k in ("elo", "low", "high", "anchor")}
 
 
 def available_games(root=None) -> list[dict]:
@@ -250,7 +264,8 @@ class Hub:
     def rating(self, spec: str, level: str) -> dict | None:
         key = (spec, level)
         if key not in self._ratings:
-            self._ratings[key] = level_rating(spec, level)
+            self._ratings[key] = level_rating(spec, level, self.root,
+                                              self.time is not None or self.iterations is not None)
         return self._ratings[key]
 
     async def run(self, fn, *args):
@@ -297,7 +312,7 @@ class Hub:
             bot = await self.run(self._build, spec, level, player, secrets.randbelow(1_000_000))
         finally:
             self.building -= 1
-        session = Session(gid, bot, 0 if side == "first" else 1, level, player, self.rating(spec, level))
+        session = Session(gid, bot, 0 if side == "first" else 1, level, player, _rating(bot.rating))
         self.sessions[gid] = session
         return session
 

@@ -47,20 +47,27 @@ function svg(tag, attrs, parent) {
 
 // ---- setup ----------------------------------------------------------------------------------
 
+function signed(x) { return (x >= 0 ? "+" : "\u2212") + Math.abs(Math.round(x)); }
+
 function ratingText(r) {
+  // a level's rating on its game's Elo scale (descent.strength), when one is known; else nothing
   if (!r || typeof r.elo !== "number") return "";
-  let t = ` (Elo ${Math.round(r.elo)}`;
-  if (typeof r.low === "number" && typeof r.high === "number") t += ` [${Math.round(r.low)}, ${Math.round(r.high)}]`;
+  let t = ` (Elo ${signed(r.elo)}`;
+  if (typeof r.low === "number" && typeof r.high === "number") t += ` [${signed(r.low)}, ${signed(r.high)}]`;
   return t + ")";
 }
 
+function levelRating(spec, level) {
+  const game = offered.find((g) => g.spec === spec);
+  return game ? (game.levels.find((x) => x.name === level) || {}).rating : null;
+}
+
 function fillLevels() {
-  const game = offered.find((g) => g.spec === $("game").value);
   const sel = $("level");
   const keep = sel.value || "balanced";
   sel.textContent = "";
   for (const lv of levels) {
-    const r = game ? (game.levels.find((x) => x.name === lv.name) || {}).rating : null;
+    const r = levelRating($("game").value, lv.name);
     const opt = document.createElement("option");
     opt.value = lv.name;
     opt.textContent = lv.name + ratingText(r);
@@ -72,7 +79,13 @@ function fillLevels() {
 
 function levelChanged() {
   const lv = levels.find((x) => x.name === $("level").value);
-  $("level-about").textContent = lv ? `${lv.name}: ${lv.about}` : "";
+  const r = levelRating($("game").value, $("level").value);
+  let about = lv ? `${lv.name}: ${lv.about}.` : "";
+  if (r && typeof r.elo === "number") {
+    about += ` ${lv.name === "adaptive" ? "Starts at" : "Rated"} Elo ${signed(r.elo)}, 95% interval `
+      + `[${signed(r.low)}, ${signed(r.high)}], against ${r.anchor || "the game's ladder"}.`;
+  }
+  $("level-about").textContent = about;
   $("player-label").hidden = $("level").value !== "adaptive";
 }
 
