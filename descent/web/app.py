@@ -148,9 +148,7 @@ def _person_undo_plies(bot: Opponent, seat: int) -> int:
     for a in bot.state.move_stack:
         movers.append(s.to_move)
         s.push(a)
-    if seat not in movers:
-        return 0
-    return len(movers) - (len(movers) - 1 - movers[::-1].index(seat))
+    return movers[::-1].index(seat) + 1 if seat in movers else 0
 
 
 class Session:
