@@ -202,7 +202,7 @@ def _positions(spec, n, seed):
 @pytest.mark.parametrize("spec", list(NETWORKS))
 def test_read_network_equals_the_keras_model(spec):
     from training.inference import NumpyInference, OnnxInference, make_inference, model_weights
-    from training.network import load_network, read_network
+    from training.network import keras_model, load_network, read_network
     path = SHIPPED / NETWORKS[spec] / "final.weights.h5"
     net = read_network(path, games.load(spec))
     model, meta = load_network(path)
@@ -219,7 +219,9 @@ def test_read_network_equals_the_keras_model(spec):
     for inf in (OnnxInference(net), NumpyInference(net), make_inference(net)):
         np.testing.assert_allclose(inf(x), ref, atol=1e-5, err_msg=inf.name)
     assert make_inference(net).name == "onnx"
-    np.testing.assert_allclose(make_inference(net, "tf")(x), ref, atol=1e-5)
+    np.testing.assert_allclose(make_inference(keras_model(net), "tf")(x), ref, atol=1e-5)
+    with pytest.raises(ValueError, match="the tf backend runs a Keras model"):
+        make_inference(net, "tf")
 
 
 def test_read_network_of_a_rolling_state_and_another_architecture(tmp_path):

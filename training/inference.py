@@ -69,14 +69,6 @@ class Network:
         return cls(architecture_of(model), model_weights(model) if weights is None else weights,
                    tuple(model.input_shape[1:]))
 
-    def keras_model(self):
-        """The Keras model of this network with these weights (imports TensorFlow)."""
-        from training.network import build_model
-        model = build_model(self.planes_shape, self.architecture)
-        for name, arrays in self.weights.items():
-            model.get_layer(name).set_weights(arrays)
-        return model
-
 
 class InferenceBase:
     """``inference(batch) -> values`` (float32, shape (n,)); counts calls and states."""
@@ -425,7 +417,7 @@ def make_inference(network, backend: str = "auto", device: str = "auto", threads
     ``auto``: for a Keras model, ``tf`` when TensorFlow runs on a GPU (device ``gpu``, or ``auto``
     with a GPU present); then ``onnx`` when onnxruntime is installed, else ``numpy``. For a
     ``Network``, ``auto`` never looks for a GPU (that would import TensorFlow): it is ``onnx`` or
-    ``numpy``, and only ``backend="tf"`` builds the Keras model."""
+    ``numpy``; ``backend="tf"`` needs the Keras model (``training.network.keras_model(network)``)."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown inference backend {backend!r} (known: {', '.join(BACKENDS)})")
     if backend == "auto":
@@ -433,7 +425,10 @@ def make_inference(network, backend: str = "auto", device: str = "auto", threads
             device == "gpu" or (device == "auto" and gpu_available()))
         backend = "tf" if on_gpu else ("onnx" if onnx_available() else "numpy")
     if backend == "tf":
-        return TFInference(network.keras_model() if isinstance(network, Network) else network)
+        if isinstance(network, Network):
+            raise ValueError("the tf backend runs a Keras model: build it with "
+                             "training.network.keras_model(network)")
+        return TFInference(network)
     if backend == "onnx":
         return OnnxInference(network, threads)
     return NumpyInference(network)

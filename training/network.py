@@ -385,9 +385,17 @@ def _network_of_meta(meta: dict, path: Path) -> tuple[Architecture, tuple]:
     return Architecture.from_meta(net_cfg, CheckpointError, f"{path}: meta.network"), shape
 
 
+def keras_model(net: Network):
+    """The Keras model of a ``Network`` (``read_network``), with its weights (imports TensorFlow)."""
+    model = build_model(net.planes_shape, net.architecture)
+    for name, arrays in net.weights.items():
+        model.get_layer(name).set_weights(arrays)
+    return model
+
+
 def load_network(path, game_info=None):
     """The Keras model of a checkpoint (training, and the ``tf`` backend; imports TensorFlow): the
-    network ``read_network`` reads, built with ``build_model`` and given its weights.
+    network ``read_network`` reads, as ``keras_model`` builds it.
 
     ``path`` is a milestone ``.weights.h5`` or a rolling ``latest.h5`` state. Cached per process.
     Returns ``(model, meta)``; raises ``CheckpointError`` naming the file.
@@ -397,7 +405,7 @@ def load_network(path, game_info=None):
         model, meta = _NET_CACHE[key]
     else:
         net = read_network(path)
-        model, meta = net.keras_model(), net.meta
+        model, meta = keras_model(net), net.meta
         _NET_CACHE[key] = (model, meta)
     if game_info is not None and meta.get("game") != game_info.spec:
         raise CheckpointError(f"{path}: a network of {meta.get('game')}, not of {game_info.spec}")
