@@ -28,6 +28,7 @@ the architecture's weight shapes (``ArchitectureError`` if they do not fit). The
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -87,7 +88,7 @@ class InferenceBase:
         return CallableEvaluator(self, self.shape)
 
 
-class SnapshotInference(InferenceBase):
+class SnapshotInference(InferenceBase, ABC):
     """A backend over a weight snapshot, built from a ``Network`` (architecture, weights, planes
     shape), or from a Keras model, which is the same as ``Network.of_model(model)`` and lets
     ``refresh()`` with no argument take the model's current weights."""
@@ -112,8 +113,9 @@ class SnapshotInference(InferenceBase):
         self.architecture.check_weights(weights, self.shape)
         self._build(weights)
 
+    @abstractmethod
     def _build(self, weights: dict) -> None:
-        raise NotImplementedError
+        """Make the backend's state (a graph, a plan) from checked weights."""
 
 
 class TFInference(InferenceBase):
