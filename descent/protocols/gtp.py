@@ -101,7 +101,7 @@ class GtpServer:
         return "descent"
 
     def cmd_version(self, args):
-        return f"{_version()} ({self.player.info.spec}, {self.player.settings.level})"
+        return f"{_version()} ({self.player.info.spec}, {self.player.label})"
 
     def cmd_known_command(self, args):
         if len(args) != 1:

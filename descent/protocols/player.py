@@ -75,6 +75,11 @@ class Player:
         """The level's own budget per move."""
         return own_limits(self.agent)
 
+    @property
+    def label(self) -> str:
+        """The level, or the rating asked for (``--elo``)."""
+        return f"Elo {self.settings.elo:+.0f}" if self.settings.elo is not None else self.settings.level
+
     def describe(self) -> str:
         net = f", network {self.network}" if self.network else ", random playouts"
-        return f"{self.info.spec}, level {self.settings.level} ({self.spec}{net})"
+        return f"{self.info.spec}, {self.label} ({self.spec}{net})"

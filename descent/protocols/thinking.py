@@ -148,8 +148,9 @@ class Thinker:
             done = search.search(state, iterations=n, seconds=secs)
             dt = time.perf_counter() - c0
             total += done
-            if search.root_info(state)["resolved"]:
-                # the root is resolved: nothing more to search
+            if search.root_info(state)["resolved"] or done == 0:
+                # the root is resolved (or the table is full): nothing more to search; an infinite
+                # search still waits for stop, as UCI wants
                 on_info(self._info(search, state, total, time.perf_counter() - t0))
                 if not limits.infinite:
                     break

@@ -116,7 +116,7 @@ class UciServer:
 
     def cmd_uci(self, args) -> None:
         p = self.player
-        self.send(f"id name descent {_version()} ({p.info.spec}, {p.settings.level})")
+        self.send(f"id name descent {_version()} ({p.info.spec}, {p.label})")
         self.send("id author the descent authors")
         if self.dialect.variant:
             self.send(f"option name UCI_Variant type combo default {self.dialect.variant} "

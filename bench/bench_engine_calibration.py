@@ -1,0 +1,142 @@
+"""Minibal_+ calibrated against an outside engine (issue 27 item 3): balance is only as good as the
+opponent it was measured against.
+
+For each Fairy-Stockfish strength (``SKILL:NODES``: its ``Skill Level`` option and a node budget per
+move, through ``uci:/usr/games/fairy-stockfish,...``) on breakthrough 6x6, with the shipped network:
+
+1. the check: Unbounded Minimax (``minimax:iterations=--minimax-iterations``, same network) plays
+   ``--check-games`` games against it, in seat pairs sharing a seeded 4-ply random opening; its
+   binary gain with the 95% interval (pairs as units) says whether Minimax beats this strength;
+2. ``descent calibrate`` of Minibal_+ (same network) against it to gain 0 (iterations 1..1000,
+   ``--max-games``/``--near-games``; the games and result stay in
+   ``results/engine-calibration/skillS_nodesN/calibrations/``), reporting the budget found and the
+   gain there with its 95% interval, and whether it lies within 0 +- 10 points.
+
+Every budget is in iterations (ours) and nodes (Fairy-Stockfish, one thread): the games do not
+depend on the machine's speed. Resumable: the JSON is rewritten after every step and a finished
+step is skipped; calibrations replay their own logs. Usage, niced (the machine is shared):
+
+    nice -n 10 python bench/bench_engine_calibration.py --strengths 20:1000,20:10000,20:100000 \\
+        --json bench/results_engine_calibration.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+GAME = "breakthrough(rows=6,cols=6)"
+NET = "checkpoints/shipped/breakthrough_rows-6_cols-6/final.weights.h5"
+FSF = "/usr/games/fairy-stockfish"
+
+
+def engine_spec(skill: int, nodes: int) -> str:
+    return f"uci:{FSF},Skill Level={skill},nodes={nodes}"
+
+
+def check(skill: int, nodes: int, iterations: int, n_games: int, seed: int) -> dict:
+    """Unbounded Minimax against the engine, seat pairs sharing a seeded opening."""
+    from descent.match import make_opening, play_game
+    from descent.networks import make_agent
+    from descent.stats import mean_ci
+    me = make_agent(f"minimax:iterations={iterations},net={NET}", GAME)
+    eng = make_agent(engine_spec(skill, nodes), GAME)
+    by_k, aborted = {}, 0
+    try:
+        for k in range(n_games):
+            opening = make_opening(GAME, 4, f"{seed}|engine-check|{k // 2}")
+            rec = play_game(GAME, me, eng, k, seed, a_first=k % 2 == 0, opening=opening)
+            if rec.aborted:                   # never scored
+                aborted += 1
+                continue
+            by_k[k] = rec.a_result
+    finally:
+        eng.close()
+    results = list(by_k.values())
+    pairs = [(by_k[k] + by_k[k + 1]) / 2 for k in range(0, n_games, 2) if k in by_k and k + 1 in by_k]
+    m, r = mean_ci(pairs)
+    return {"minimax": f"minimax:iterations={iterations}", "games": len(results), "aborted": aborted,
+            "wins": results.count(1), "draws": results.count(0), "losses": results.count(-1),
+            "gain": sum(results) / max(1, len(results)), "gain_pairs_mean": m, "gain_radius": r,
+            "beats": bool(m - r > 0)}
+
+
+def calibrate(skill: int, nodes: int, max_games: int, near_games: int, seed: int, root: str) -> dict:
+    from descent.calibrate import Settings, Unreachable, calibrate as run
+    s = Settings(GAME, algorithm=f"minibal_plus:net={NET}", against=engine_spec(skill, nodes), target=0.0,
+                 metric="gain", unit="iterations", low=1, high=1000, seed=seed, max_games=max_games,
+                 near_games=near_games)
+    run_dir = os.path.join(root, f"skill{skill}_nodes{nodes}")
+    try:
+        res = run(s, run_dir, echo=print)
+        status = "converged" if res.get("converged") else "not converged"
+    except Unreachable as exc:
+        res = exc.result or {}
+        status = exc.direction
+    at = res.get("at_budget") or {}
+    return {"status": status, "budget": res.get("budget"), "interval": res.get("interval"),
+            "games": res.get("games"), "at_budget": at,
+            "within_10_points": (abs(at["mean"]) <= 0.10) if at.get("mean") is not None else None,
+            "interval_within_10_points": (at["mean"] - at["radius"] >= -0.10 and at["mean"] + at["radius"] <= 0.10)
+            if at.get("mean") is not None and at.get("radius") is not None else None,
+            "run_dir": run_dir}
+
+
+def save(out: dict, path: str) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(out, f, indent=1)
+    os.replace(tmp, path)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--strengths", default="20:1000,20:10000,20:100000", help="SKILL:NODES, comma separated")
+    ap.add_argument("--minimax-iterations", type=int, default=300)
+    ap.add_argument("--check-games", type=int, default=20)
+    ap.add_argument("--max-games", type=int, default=80)
+    ap.add_argument("--near-games", type=int, default=24)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--root", default="results/engine-calibration")
+    ap.add_argument("--json", default="bench/results_engine_calibration.json")
+    ap.add_argument("--skip-calibration", action="store_true", help="only the Minimax checks")
+    args = ap.parse_args(argv)
+    out = {"game": GAME, "network": NET, "engine": FSF, "strengths": {}}
+    if os.path.exists(args.json):
+        with open(args.json) as f:
+            out = json.load(f)
+    out.update(machine=platform.platform(), python=platform.python_version())
+    for item in args.strengths.split(","):
+        skill, nodes = (int(x) for x in item.split(":"))
+        key = f"Skill Level={skill},nodes={nodes}"
+        entry = out["strengths"].setdefault(key, {})
+        if "check" not in entry:
+            t0 = time.perf_counter()
+            entry["check"] = check(skill, nodes, args.minimax_iterations, args.check_games, args.seed)
+            entry["check"]["seconds"] = round(time.perf_counter() - t0, 1)
+            save(out, args.json)
+        c = entry["check"]
+        print(f"{key}: minimax {c['wins']}-{c['draws']}-{c['losses']}, gain {100 * c['gain_pairs_mean']:+.1f} "
+              f"± {100 * c['gain_radius']:.1f} ({'beats' if c['beats'] else 'does not beat'})", flush=True)
+        if args.skip_calibration or "calibration" in entry:
+            continue
+        t0 = time.perf_counter()
+        entry["calibration"] = calibrate(skill, nodes, args.max_games, args.near_games, args.seed, args.root)
+        entry["calibration"]["seconds"] = round(time.perf_counter() - t0, 1)
+        save(out, args.json)
+        cal = entry["calibration"]
+        at = cal["at_budget"]
+        print(f"{key}: Minibal_+ {cal['status']}, budget {cal['budget']}, gain "
+              f"{100 * at.get('mean', float('nan')):+.1f} ± {100 * at.get('radius', float('nan')):.1f} "
+              f"over {at.get('games')} games", flush=True)
+    save(out, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
