@@ -142,7 +142,8 @@ def staircase(path, data, key, spec, ladder, player, n_games, max_sims, prior, w
         rung_elo = point_elo(merged(ladder, *extra))
         rungs = [r for r in rungs if r["label"] in rung_elo]
         # all lost against the weakest rung or all won against the strongest: nothing more to learn
-        lowest, highest = rungs[0]["label"], rungs[-1]["label"]
+        lowest = min(rungs, key=lambda r: rung_elo[r["label"]])["label"]
+        highest = max(rungs, key=lambda r: rung_elo[r["label"]])["label"]
         lo_recs = mine.get(L.pair_key(label, lowest), [])
         hi_recs = mine.get(L.pair_key(label, highest), [])
         if len(lo_recs) >= BATCH and all(r["score"] == 0 for r in lo_recs):
