@@ -161,8 +161,10 @@ def test_stop_during_go_infinite_and_isready_while_thinking():
         s.parse_move(best)                                          # legal for o
         # a bounded search after it: the position is kept, the answer is legal
         e.send("go nodes 20")
-        best = e.until(lambda x: x.startswith("bestmove"))[-1].split()[1]
-        s.parse_move(best)
+        lines = e.until(lambda x: x.startswith("bestmove"))
+        s.parse_move(lines[-1].split()[1])
+        infos = [x.split() for x in lines if x.startswith("info depth")]
+        assert infos[-1][infos[-1].index("nodes") + 1] == "20"     # the chunks add up to the budget
     finally:
         e.close()
     assert e.p.returncode == 0
