@@ -171,3 +171,47 @@ def test_fairy_stockfish_agent_reuses_one_process():
         proc = eng.proc.proc
         eng.close()
     assert proc.returncode is not None                   # closed cleanly
+
+
+@pytest.fixture(scope="module")
+def pool_run(tmp_path_factory):
+    """tic-tac-toe with two members (untrained networks, early and final), ranked into pools."""
+    from descent.tournament import rank
+    from training.fileio import write_json
+    from training.network import build_model, save_weights
+    run = tmp_path_factory.mktemp("runs") / "tic_tac_toe"
+    run.mkdir()
+    cfg = {"network": {"filters": 4, "blocks": 1, "head_units": 8}}
+    write_json(run / "run.json", {"game": "tic_tac_toe", "config": cfg, "seed": 0, "format": "descent-run-1",
+                                  "milestones": [["early", 1.0], ["final", 2.0]]})
+    for m in range(2):
+        d = run / f"member_{m:02d}"
+        d.mkdir()
+        for name, secs, seed in (("early", 1.0, 100 + m), ("final", 2.0, m)):
+            save_weights(d / f"milestone_{name}.weights.h5", build_model((3, 3, 2), 4, 1, 8, seed=seed),
+                         {"game": "tic_tac_toe", "member": m, "milestone": name, "milestone_seconds": secs,
+                          "network": cfg["network"], "planes_shape": [3, 3, 2]})
+    rank(run, "tic_tac_toe", "minimax:iterations=5", games_per_pair=2, progress=False, echo=lambda *a: None)
+    return run
+
+
+def test_evaluate_against_an_outside_engine(pool_run, tmp_path):
+    """evaluate --opponent ENGINE: the balanced players against our own engine over GTP; then an
+    engine that crashes: its matches go to the aborted table, never to the scored ones."""
+    from descent.tournament import evaluate
+    ours = f"gtp:{sys.executable} -m descent engine tic_tac_toe --net none --iterations 5"
+    db_path = tmp_path / "results.db"
+    n = evaluate(pool_run, "tic_tac_toe", ["minimax"], ["iterations=2"], opponent=ours, games_per_pair=2,
+                 progress=False, db_path=db_path, opening_plies=0)
+    db = ResultsDB(db_path)
+    rows = db.rows("evaluate")
+    assert n == len(rows) == 2 * len(json.loads((pool_run / "pools.json").read_text())["high"])
+    assert all(r["opponent"].startswith("gtp-") and r["agent_b"] == ours for r in rows)
+    db.close()
+    crash = gtp_peer("crash")
+    evaluate(pool_run, "tic_tac_toe", ["minimax"], ["iterations=2"], opponent=crash, games_per_pair=2,
+             progress=False, db_path=db_path, opening_plies=0)
+    db = ResultsDB(db_path)
+    assert len(db.rows("evaluate")) == len(rows)                    # nothing scored
+    assert len(db.aborted()) == len(rows) and all("exited" in r["reason"] for r in db.aborted())
+    db.close()
