@@ -117,8 +117,8 @@ def summary(runs: list[list[dict]]) -> dict:
         m, r = mean_ci([g["bot_score"] for g in xs])
         res[key] = {"games": len(xs), "score": m, "radius": r, "within_10_points": abs(m - 0.5) <= 0.10}
     res["aborted"] = aborted
-    res["final_iterations"] = [r[-1]["iterations"] for r in runs]
-    res["final_rung"] = [r[-1]["rung_label"] for r in runs]
+    res["final_iterations"] = [r[-1]["iterations"] if r else None for r in runs]
+    res["final_rung"] = [r[-1]["rung_label"] if r else None for r in runs]
     res["rung_changes"] = [sum(1 for a, b in zip(r, r[1:]) if a["rung"] != b["rung"]) for r in runs]
     return res
 
@@ -169,7 +169,8 @@ def main(argv=None) -> int:
               f"{100 * a['radius']:.1f}; second halves ({h['games']}): {100 * h['score']:.1f}% ± "
               f"{100 * h['radius']:.1f} -> {'within' if h['within_10_points'] else 'NOT within'} 50 ± 10; "
               f"final {res['final_rung']} iterations={res['final_iterations']} rung changes "
-              f"{res['rung_changes']}", flush=True)
+              f"{res['rung_changes']}" + (f"; {res['aborted']} game(s) aborted, not scored" if res["aborted"] else ""),
+              flush=True)
     if args.json:
         tmp = args.json + ".tmp"
         with open(tmp, "w") as f:
