@@ -1,6 +1,13 @@
+import sys
+from pathlib import Path
+
 import pytest
 
-import games
+# the repository root on the path: tests import the experiments' code in examples/ (not a package
+# of the library), whatever directory pytest is started from
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import games  # noqa: E402
 
 # Every registered game at its default parameters, plus the other sizes users are told about.
 GAME_SPECS = [

@@ -5,9 +5,9 @@ import pytest
 
 import games
 from descent.match import run_match
-from games.arc_sum import arc_sum_nested, make_arc_sum_tree, random_arc_sum_trees
+from examples.arc_sum.trees import arc_sum_nested, make_arc_sum_tree, random_arc_sum_trees
 from games.tree_game import make_tree
-from search_ext import arc_sum_play as P
+from examples.arc_sum import play as P
 from search_ext.agents import AgentSpecError, make_agent, parse_agent
 from search_ext.evaluators import heuristic_evaluator
 from search_ext.predictive import StarMinimax, star_value
@@ -163,7 +163,7 @@ def test_table_1_matches_the_paper_within_sampling_error(table1):
     # The predictive rows agree less well: our PS 0.4-0.7 players gain more than the paper's against
     # noisy opponents (up to +0.3 points, 4 standard errors, at noise 0.75-6), and lose a little more
     # at PS 0.1-0.3 against the perfect one; the paper's PS 0.6-0.9 rows are nearly identical in
-    # every column, ours are not (see the notes in search_ext/arc_sum_play.py).
+    # every column, ours are not (see the notes in examples/arc_sum/play.py).
     assert np.abs(z).max() < 5.0, z
 
 

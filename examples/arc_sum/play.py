@@ -1,5 +1,5 @@
 """Seed 002's experiment (Reibman & Ballard, section VI, Table 1), vectorized over many random
-arc-sum trees at once (``games.arc_sum``): every player searches the static values (arc sums) of
+arc-sum trees at once (``examples.arc_sum.trees``): every player searches the static values (arc sums) of
 the nodes a few plies below the current one, with numpy over all trees together.
 
 Players (``Max`` moves at even levels, ``Min`` at odd ones; values are arc sums, Max's view):
@@ -20,7 +20,7 @@ distribution as a random tie-break). The same noise draws are used for every Max
 random numbers), so differences between strategies are paired.
 
 ``table1(n_trees, seed, scale)`` plays the paper's Table 1 and returns the payoffs;
-``python -m search_ext.arc_sum_play [N] [SEED] [SCALE]`` prints the table.
+``python -m examples.arc_sum.play [N] [SEED] [SCALE]`` prints the table.
 
 How well it reproduces (400000 trees, standard errors <= 0.01; the paper's 5000 trees have standard
 errors 0.05-0.08): the 1-, 2- and 3-ply minimax rows agree with the paper in every column within
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from games.arc_sum import ArcSumTrees, random_arc_sum_trees
+from examples.arc_sum.trees import ArcSumTrees, random_arc_sum_trees
 
 # seed 002, Table 1: the noise ranges S of the seven 2-ply Min opponents, and the PS of the rows
 TABLE1_NOISE = (0.0, 0.25, 0.5, 0.75, 1.0, 2.0, 6.0)

@@ -10,7 +10,7 @@ Table 1 uses Br=4, D=5, V=10 ("Game Values 0-50").
 of 4^5 leaves take a few milliseconds); ``arc_sum_nested(trees, t)`` turns tree ``t`` into the nested
 description of ``games.tree_game.make_tree`` (internal nodes carry ``h`` = their arc sum, leaves are
 their arc sum), and ``make_arc_sum_tree`` builds the ``GameInfo`` directly, so that the compiled
-agents can play the same trees as the vectorized experiment (``search_ext.arc_sum_play``).
+agents can play the same trees as the vectorized experiment (``examples.arc_sum.play``).
 
 Layout: node ``i`` of level ``k`` (``0 <= i < Br**k``, the root is node 0 of level 0) has children
 ``i*Br .. i*Br + Br - 1`` at level ``k + 1``; action ``c`` leads to child ``i*Br + c``.

@@ -1,7 +1,7 @@
 """Copy a training run's networks (not its replay window) into results/training-runs/<slug>/ and
 write checkpoints.json: per checkpoint its games, examples, training seconds and CPU-hours.
 
-    python results/training-runs/export_run.py RUN_DIR SLUG --cpu CPU.json [--cpu-before H]
+    python bench/export_run.py RUN_DIR SLUG --cpu CPU.json [--cpu-before H]
 
 ``untrained.weights.h5`` in the folder (the config's architecture, ``build_model(seed=0)``, never
 trained) is listed first, at 0 CPU-hours. Copied per member: latest.h5 (weights, optimizer, counters: enough to resume), every
@@ -22,8 +22,9 @@ import shutil
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))            # run as a script from anywhere (as the other bench/ tools)
+HERE = ROOT / "results" / "training-runs"
 
 
 def main(argv=None) -> int:
