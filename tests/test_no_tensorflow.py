@@ -285,3 +285,17 @@ def test_weights_that_do_not_fit_their_architecture_are_one_clear_error(tmp_path
     assert "Traceback" not in r.stderr
     last = r.stderr.strip().splitlines()[-1]
     assert last.startswith("Error: ") and "(different network size?)" in last, r.stderr
+
+
+def test_read_network_of_a_checkpoint_from_before_the_architecture_fields():
+    """tests/data/old_network.weights.h5 (metadata with filters, blocks and head_units only) reads
+    as the network it was and gives the outputs it gave then (tests/test_architecture.py)."""
+    from training.architecture import Architecture
+    from training.inference import make_inference
+    from training.network import read_network
+    net = read_network(ROOT / "tests" / "data" / "old_network.weights.h5")
+    assert net.architecture == Architecture(4, 1, 8, kernel=3, head_kernel=1, head_filters=2)
+    x = np.random.default_rng(0).integers(0, 2, (4, *games.load(net.meta["game"]).planes_shape))
+    then = [-0.9268239736557007, -0.974440336227417, -0.7756562232971191, -0.9335850477218628]
+    for backend in ("onnx", "numpy"):
+        np.testing.assert_allclose(make_inference(net, backend)(x.astype(np.float32)), then, atol=1e-5)
