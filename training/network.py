@@ -344,7 +344,7 @@ def read_network(path, game_info=None) -> Network:
     if net is None:
         try:
             with h5py.File(path, "r") as f:
-                fmt, meta = _meta_of(f, path)
+                meta = _meta_of(f, path)[1]
                 arch, shape = _network_of_meta(meta, path)
                 order = weight_order(arch, shape)
                 arrays = _read_arrays(f["weights"], [o[2] for o in order], path, "weights")
