@@ -10,14 +10,16 @@ move, through ``uci:/usr/games/fairy-stockfish,...``) on breakthrough 6x6, with 
 2. ``descent calibrate`` of Minibal_+ (same network) against it to gain 0 (iterations 1..1000,
    ``--max-games``/``--near-games``; the games and result stay in
    ``results/engine-calibration/skillS_nodesN/calibrations/``), reporting the budget found and the
-   gain there with its 95% interval, and whether it lies within 0 +- 10 points.
+   gain there with its 95% interval, and whether it lies within 0 +- 10 points;
+3. with ``--verify-games N``: N fresh games of Minibal_+ at the budget found (openings of another
+   seed), their gain with its 95% interval.
 
 Every budget is in iterations (ours) and nodes (Fairy-Stockfish, one thread): the games do not
 depend on the machine's speed. Resumable: the JSON is rewritten after every step and a finished
 step is skipped; calibrations replay their own logs. Usage, niced (the machine is shared):
 
     nice -n 10 python bench/bench_engine_calibration.py --strengths 20:1000,20:10000,20:100000 \\
-        --json bench/results_engine_calibration.json
+        --verify-games 40 --json bench/results_engine_calibration.json
 """
 from __future__ import annotations
 
@@ -66,6 +68,33 @@ def check(skill: int, nodes: int, iterations: int, n_games: int, seed: int) -> d
             "beats": bool(m - r > 0)}
 
 
+def verify(skill: int, nodes: int, budget: int, n_games: int, seed: int) -> dict:
+    """Fresh games of Minibal_+ at the calibrated budget (another seed for the openings): its gain
+    with the 95% interval over seat pairs."""
+    from descent.match import make_opening, play_game
+    from descent.networks import make_agent
+    from descent.stats import mean_ci
+    me = make_agent(f"minibal_plus:iterations={budget},net={NET}", GAME)
+    eng = make_agent(engine_spec(skill, nodes), GAME)
+    by_k, aborted = {}, 0
+    try:
+        for k in range(n_games):
+            opening = make_opening(GAME, 4, f"{seed}|engine-verify|{k // 2}")
+            rec = play_game(GAME, me, eng, k, seed + 1, a_first=k % 2 == 0, opening=opening)
+            if rec.aborted:                   # never scored
+                aborted += 1
+                continue
+            by_k[k] = rec.a_result
+    finally:
+        eng.close()
+    results = list(by_k.values())
+    pairs = [(by_k[k] + by_k[k + 1]) / 2 for k in range(0, n_games, 2) if k in by_k and k + 1 in by_k]
+    m, r = mean_ci(pairs)
+    return {"budget": budget, "games": len(results), "aborted": aborted, "wins": results.count(1),
+            "draws": results.count(0), "losses": results.count(-1), "gain_pairs_mean": m, "gain_radius": r,
+            "within_10_points": abs(m) <= 0.10}
+
+
 def calibrate(skill: int, nodes: int, max_games: int, near_games: int, seed: int, root: str) -> dict:
     from descent.calibrate import Settings, Unreachable, calibrate as run
     s = Settings(GAME, algorithm=f"minibal_plus:net={NET}", against=engine_spec(skill, nodes), target=0.0,
@@ -105,6 +134,8 @@ def main(argv=None) -> int:
     ap.add_argument("--root", default="results/engine-calibration")
     ap.add_argument("--json", default="bench/results_engine_calibration.json")
     ap.add_argument("--skip-calibration", action="store_true", help="only the Minimax checks")
+    ap.add_argument("--verify-games", type=int, default=0,
+                    help="fresh games at each calibrated budget (another seed), 0: none")
     args = ap.parse_args(argv)
     out = {"game": GAME, "network": NET, "engine": FSF, "strengths": {}}
     if os.path.exists(args.json):
@@ -123,17 +154,27 @@ def main(argv=None) -> int:
         c = entry["check"]
         print(f"{key}: minimax {c['wins']}-{c['draws']}-{c['losses']}, gain {100 * c['gain_pairs_mean']:+.1f} "
               f"± {100 * c['gain_radius']:.1f} ({'beats' if c['beats'] else 'does not beat'})", flush=True)
-        if args.skip_calibration or "calibration" in entry:
+        if args.skip_calibration:
             continue
-        t0 = time.perf_counter()
-        entry["calibration"] = calibrate(skill, nodes, args.max_games, args.near_games, args.seed, args.root)
-        entry["calibration"]["seconds"] = round(time.perf_counter() - t0, 1)
-        save(out, args.json)
+        if "calibration" not in entry:
+            t0 = time.perf_counter()
+            entry["calibration"] = calibrate(skill, nodes, args.max_games, args.near_games, args.seed, args.root)
+            entry["calibration"]["seconds"] = round(time.perf_counter() - t0, 1)
+            save(out, args.json)
         cal = entry["calibration"]
         at = cal["at_budget"]
         print(f"{key}: Minibal_+ {cal['status']}, budget {cal['budget']}, gain "
               f"{100 * at.get('mean', float('nan')):+.1f} ± {100 * at.get('radius', float('nan')):.1f} "
               f"over {at.get('games')} games", flush=True)
+        if args.verify_games and cal.get("budget") and entry.get("verify", {}).get("games_asked") != args.verify_games:
+            t0 = time.perf_counter()
+            entry["verify"] = verify(skill, nodes, int(cal["budget"]), args.verify_games, args.seed)
+            entry["verify"].update(games_asked=args.verify_games, seconds=round(time.perf_counter() - t0, 1))
+            save(out, args.json)
+        if "verify" in entry:
+            v = entry["verify"]
+            print(f"{key}: fresh games at {v['budget']} iterations: {v['wins']}-{v['draws']}-{v['losses']}, "
+                  f"gain {100 * v['gain_pairs_mean']:+.1f} ± {100 * v['gain_radius']:.1f}", flush=True)
     save(out, args.json)
     return 0
 
