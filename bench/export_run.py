@@ -4,9 +4,10 @@ write checkpoints.json: per checkpoint its games, examples, training seconds and
     python bench/export_run.py RUN_DIR SLUG --cpu CPU.json [--cpu-before H]
 
 ``untrained.weights.h5`` in the folder (the config's architecture, ``build_model(seed=0)``, never
-trained) is listed first, at 0 CPU-hours. Copied per member: latest.h5 (weights, optimizer, counters: enough to resume), every
-milestone_<D>.weights.h5 and .json, status.json and log.jsonl; and run.json. Not copied: replay/
-(a resume without it continues from the weights), tensorboard/, .lock.
+trained) is listed first, at 0 CPU-hours. Copied per member: every milestone_<D>.weights.h5 and
+.json, and status.json; and run.json. Not copied (results/ holds reports, not run state):
+latest.h5 (the resume state), log.jsonl, replay/, tensorboard/, .lock. Afterwards, update the
+weights manifest: ``python bench/results_manifest.py --write``.
 
 ``--cpu`` is a JSON object {"member_NN/milestone_<D>.json": {"cpu_s": S}, ...} (CPU seconds,
 user+sys of the training process tree, when that file appeared) plus optionally {"total_cpu_s": S}
@@ -54,7 +55,7 @@ def main(argv=None) -> int:
     for member in sorted(run.glob("member_*")):
         dest = out / member.name
         dest.mkdir(exist_ok=True)
-        for name in ("latest.h5", "status.json", "log.jsonl"):
+        for name in ("status.json",):          # resume states and full logs stay out of git
             if (member / name).is_file():
                 shutil.copy2(member / name, dest / name)
         status = json.loads((member / "status.json").read_text()) if (member / "status.json").is_file() else {}
@@ -79,7 +80,7 @@ def main(argv=None) -> int:
         elif status:
             total = cpu.get(f"{member.name}/total_cpu_s")
             rows.append({"label": f"m{int(member.name[7:])}-latest", "member": int(member.name[7:]),
-                         "milestone": None, "path": f"{member.name}/latest.h5", "games": status.get("games"),
+                         "milestone": None, "path": None, "games": status.get("games"),
                          "examples": status.get("examples"),
                          "train_seconds": round(status.get("train_seconds", 0.0), 1),
                          "cpu_hours": None if total is None else round(args.cpu_before + total / 3600, 4)})
