@@ -903,8 +903,9 @@ def _check_writable(path: str, option: str) -> None:
 @click.option("--port", type=IntRange(1, 65535), default=8000, show_default=True)
 @click.option("--root", "root", type=click.Path(file_okay=False), default=None,
               help="Folder of your trained runs (default: checkpoints/).")
-@click.option("--time", "think", type=Seconds(), default=None, help="Seconds per computer move (default 1, or "
-              "the calibrated budget at the balanced level).")
+@click.option("--time", "think", type=Seconds(), default=None, help="Seconds per computer move (default: a "
+              "level's rated or calibrated budget where the game has one, else 1; a budget given here "
+              "hides the levels' ratings, which hold at their own budgets).")
 @click.option("--iterations", type=COUNT, default=None, help="Iterations per computer move instead of time.")
 @click.option("--max-games", type=IntRange(1, 1000), default=16, show_default=True,
               help="Games open at once (browser tabs).")
