@@ -120,6 +120,7 @@ def error_text(driver):
 def test_a_whole_game_of_tic_tac_toe_by_clicks(server, browser):
     assert start(browser, server, "tic_tac_toe") == "you"
     assert len(legal(browser)) == 9 and len(browser.find_elements(By.CSS_SELECTOR, ".cell")) == 9
+    assert float(square(browser, "a1").get_attribute("y")) > float(square(browser, "a3").get_attribute("y"))
     # a bad move: a square that is taken, clicked, is refused on the page
     square(browser, "b2").click()
     settled(browser)
@@ -176,6 +177,9 @@ def test_two_tabs_play_at_once_tic_tac_toe_and_breakthrough(server, browser):
     assert start(browser, server, "breakthrough(rows=6,cols=6)", side="second") == "you"
     game_b = body(browser, "game")
     assert game_b != game_a and plies(browser) == 1
+    # playing second, the board is turned half round: your pieces at the bottom
+    assert browser.find_element(By.ID, "board").get_attribute("data-turned") == "1"
+    assert float(square(browser, "a1").get_attribute("y")) < float(square(browser, "a6").get_attribute("y"))
     for _ in range(3):
         moves = legal(browser)
         assert moves and all(len(m) == 4 for m in moves)

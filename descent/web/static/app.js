@@ -263,9 +263,17 @@ function drawBoard() {
   const unit = Math.max(28, Math.min(64, 560 / Math.max(b.width, b.height)));
   g.setAttribute("width", Math.round(width * unit));
   g.setAttribute("height", Math.round(height * unit));
+  // the person's side at the bottom: turned half round when they play second
+  let cells = b.cells;
+  if (state.you === 1) {
+    const xs = cells.map((c) => c.x), ys = cells.map((c) => c.y);
+    const sx = Math.min(...xs) + Math.max(...xs), sy = Math.min(...ys) + Math.max(...ys);
+    cells = cells.map((c) => Object.assign({}, c, { x: sx - c.x, y: sy - c.y }));
+  }
+  g.dataset.turned = state.you === 1 ? "1" : "0";
   const byName = {};
-  const centre = (c) => (b.shape === "square" ? [c.x + 0.5, c.y + 0.5] : [c.x + 0.5, c.y + 0.5]);
-  for (const c of b.cells) if (c.name) byName[c.name] = c;
+  const centre = (c) => [c.x + 0.5, c.y + 0.5];
+  for (const c of cells) if (c.name) byName[c.name] = c;
   const lastSquares = new Set(state.last ? state.last.squares : []);
   const hintSquares = new Set(hint ? hint.squares : []);
   const showLegal = $("show-legal").checked && state.your_turn && !busy;
@@ -290,7 +298,7 @@ function drawBoard() {
   };
   const R = 1 / Math.sqrt(3);
   // ground
-  for (const c of b.cells) {
+  for (const c of cells) {
     const [cx, cy] = centre(c);
     if (b.shape === "square") {
       let cls = "sq";
@@ -311,7 +319,7 @@ function drawBoard() {
   }
   // labels: columns under the board, rows on the left (square boards named letter + number)
   if (b.shape === "square" && game !== "international_draughts") {
-    for (const c of b.cells) {
+    for (const c of cells) {
       if (!c.name) continue;
       const m = /^([a-z])(\d+)$/.exec(c.name);
       if (!m) continue;
@@ -320,7 +328,7 @@ function drawBoard() {
     }
   }
   // marks, pieces
-  for (const c of b.cells) {
+  for (const c of cells) {
     const [cx, cy] = centre(c);
     if (b.shape === "points") svg("circle", { cx, cy, r: 0.08, class: "point" }, g);
     if (c.name && lastSquares.has(c.name)) {
@@ -339,7 +347,7 @@ function drawBoard() {
     if (c.name && targets.has(c.name)) svg("circle", { cx, cy, r: 0.14, class: "target" }, g);
   }
   // click targets on top, one per named cell
-  for (const c of b.cells) {
+  for (const c of cells) {
     if (!c.name) continue;
     const [cx, cy] = centre(c);
     let hit;
