@@ -266,7 +266,11 @@ def test_a_cap_on_games_open_at_once():
         assert "too many games" in msg
         assert c.delete(f"/api/game/{a['id']}").json() == {"closed": a["id"]}
         error_of(c.get(f"/api/game/{a['id']}"), 404)
+        b = new(c)
+        # a game left idle past idle_seconds (an hour) makes room for a new one
+        c.app.state.hub.sessions[b["id"]].touched -= 2 * 3600
         new(c)
+        assert "no game" in error_of(c.get(f"/api/game/{b['id']}"), 404)
 
 
 def test_bad_requests_get_a_json_error(app):
