@@ -232,3 +232,11 @@ def test_adaptive_check_with_an_outside_engine_as_the_person(tmp_path, monkeypat
     if FSF is not None:
         recs = bal.one_player(BT6, f"uci:{FSF},Skill Level=0,nodes=50", 2, 0, echo=lambda *a, **k: None)
         assert [r.get("aborted") for r in recs] == [None, None] and all("bot_score" in r for r in recs)
+
+
+def test_an_engine_without_the_variant_is_refused():
+    """A UCI engine whose UCI_Variant option lacks the game (and that has no VariantPath) is refused
+    before any game (the peer offers chess and breakthrough6x6 only)."""
+    with pytest.raises(EngineError, match="does not play xiangqi"):
+        make_agent(uci_peer("illegal"), "xiangqi")
+    make_agent(uci_peer("illegal"), BT6).close()

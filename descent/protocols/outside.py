@@ -224,6 +224,9 @@ class UciAgent(EngineAgent):
         options = list(self.opts["options"])
         v = self.dialect.variant
         if v is not None:
+            if v not in variants and not has_path and "UCI_Variant" not in given:
+                raise EngineError(f"engine {self.name} does not play {self.game.spec} (its UCI_Variant "
+                                  f"option has no {v!r})")
             if v not in variants and has_path and "VariantPath" not in given:
                 from descent.protocols import variants_ini
                 options.insert(0, ("VariantPath", variants_ini()))

@@ -146,6 +146,7 @@ class UciServer:
             if value not in ENGINE_LEVELS:
                 raise GameError(f"Level {value!r}: expected one of {', '.join(ENGINE_LEVELS)}")
             p.settings.level = value
+            p.settings.elo = None               # a level chosen by name replaces --elo
             p.load(p.info.spec)
         elif key == "seed":
             if not value.isdigit() or int(value) > 2 ** 31 - 1:
