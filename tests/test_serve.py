@@ -227,7 +227,7 @@ def test_the_server_answers_while_games_think():
     """Two computers think at once (searches run off the event loop): meanwhile the server answers
     other requests, and shows both games as thinking."""
     import httpx
-    application = create_app(iterations=20000)
+    application = create_app(iterations=4000)
 
     async def scenario():
         transport = httpx.ASGITransport(app=application)
