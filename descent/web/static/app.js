@@ -106,6 +106,7 @@ async function init() {
     sel.appendChild(opt);
   }
   if (!offered.length) showError("No game has a network here: train one with `descent train`.");
+  if (offered.some((g) => g.spec === "reversi(size=6)")) sel.value = "reversi(size=6)";
   sel.addEventListener("change", fillLevels);
   $("level").addEventListener("change", levelChanged);
   $("setup").addEventListener("submit", (ev) => { ev.preventDefault(); newGame(); });
