@@ -26,7 +26,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as _st
 
 Z95 = 1.959963984540054
 
@@ -77,6 +76,8 @@ class Interval:
 
 def _critical(level: float, df: float) -> float:
     q = 1.0 - (1.0 - level) / 2.0
+    from scipy import stats as _st      # lazy: importing scipy.stats costs ~1 s of CPU, and
+    # `descent play` reaches this module (through the calibration) without computing an interval
     return float(_st.norm.ppf(q)) if not math.isfinite(df) or df <= 0 else float(_st.t.ppf(q, df))
 
 
