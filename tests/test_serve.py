@@ -364,6 +364,16 @@ def test_serve_refuses_a_port_in_use_and_a_missing_root(tmp_path):
     assert r.exit_code == 2 and "no such directory" in r.output
 
 
+@pytest.mark.parametrize("argv", [["--port", "0"], ["--port", "70000"], ["--port", "abc"],
+                                  ["--host", "no such host.invalid"], ["--max-games", "0"],
+                                  ["--time", "nan"], ["--time", "0"], ["--iterations", "-1"],
+                                  ["--iterations", "\uff11"], ["--root", "/proc/nope"]])
+def test_serve_refuses_bad_options_in_one_line(argv):
+    r = CliRunner().invoke(cli, ["serve", *argv])
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output and r.output.strip().splitlines()[-1].startswith("Error")
+
+
 def test_serve_prints_its_address_and_serves(tmp_path):
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "descent", "serve", "--port", str(port), "--iterations", "5"],
