@@ -249,11 +249,16 @@ def write_table(args, data, spec, ladder):
             settings.append(r)
     if strongest and strongest in elo:
         unbeaten = not bounded(strongest)
-        r = row(strongest, S.level_spec("strongest"),
-                note=(f"won every ladder game: at least the strongest rung it played ({top_rung['label']})"
-                      if unbeaten else None))
+        r = row(strongest, S.level_spec("strongest"))
+        if unbeaten:
+            # its fitted rating is only the fit's ridge: give the strongest rung it beat, as a bound
+            beaten = [k.split("|")[1] for k in merged(ladder, entry)["matches"] if k.startswith(strongest + "|")]
+            top = max(beaten, key=lambda l: elo[l]["elo"])
+            r.update(elo=elo[top]["elo"], low=elo[top]["elo"], high=elo[top]["elo"], at_least=True,
+                     note=f"won every ladder game ({r['games']}): at least the strongest rung it beat ({top})")
         r["label"] = "strongest"
-        levels["strongest"] = {k: r[k] for k in ("elo", "low", "high", "spec", "games", "note") if k in r}
+        levels["strongest"] = {k: r[k] for k in ("elo", "low", "high", "spec", "games", "note", "at_least")
+                               if k in r}
         if not unbeaten:
             settings.append(r)
     if "balanced" in levels:
@@ -294,9 +299,15 @@ def phase_h2h(args, data, spec):
              "agent": t["levels"][lvl]["spec"].replace(f"net={S.NET_TOKEN}", f"net={net}")}
         entry["players"][p["label"]] = p
         players.append(p)
-    pairs = [(players[i], players[i + 1]) for i in range(len(players) - 1)]
+    # the chain of the fixed levels, each against the next stronger one; balanced (which plays for
+    # an even game against whoever it meets, so its ladder rating does not order it) against its
+    # neighbours by rating
+    chain = [p for p in players if p["label"] != "level-balanced"]
+    pairs = [(chain[i], chain[i + 1]) for i in range(len(chain) - 1)]
+    pairs += [(players[i], players[i + 1]) for i in range(len(players) - 1)
+              if "level-balanced" in (players[i]["label"], players[i + 1]["label"])]
     run_inline(args.json, data, key, L.schedule(entry, spec, pairs, args.h2h_games, args.opening_plies),
-                args.workers)
+               args.workers)
 
 
 def h2h_rows(data, spec):
@@ -310,7 +321,8 @@ def h2h_rows(data, spec):
         ci = cluster_interval([r["score"] for r in recs], lo=0.0, hi=1.0)
         rows.append({"weaker": a[6:], "stronger": b[6:], "games": len(recs), "score": round(ci.mean, 4),
                      "low": round(ci.low, 4), "high": round(ci.high, 4),
-                     "distinct": bool(ci.high < 0.5)})
+                     "distinct": bool(ci.high < 0.5), "chain": "level-balanced" not in (a, b)})
+    rows.sort(key=lambda r: (not r["chain"], r["weaker"], r["stronger"]))
     return rows
 
 
@@ -412,7 +424,7 @@ def report(args, data):
         out.append("\nContinuous setting (`--elo`): " + "; ".join(
             f"{s['label']} {s['elo']:+.0f} [{s['low']:+.0f}, {s['high']:+.0f}]" for s in t["settings"]) + ".")
         if h2h:
-            out.append("\nHead-to-head: " + "; ".join(
+            out.append("\nHead-to-head (the fixed levels' chain first, then balanced): " + "; ".join(
                 f"{r['weaker']} vs {r['stronger']} {r['score']:.2f} [{r['low']:.2f}, {r['high']:.2f}] "
                 f"({r['games']} games{'' if r['distinct'] else ', NOT distinct'})" for r in h2h) + ".")
         if chk:

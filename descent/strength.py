@@ -70,7 +70,7 @@ def setting_spec(mu: float, iterations: int = LEVEL_ITERATIONS, net: str = NET_T
 def _elo_entry(extra=None):
     return v.Where(v.Record({"elo": v.Real(-1e5, 1e5), "low": v.Real(-1e5, 1e5), "high": v.Real(-1e5, 1e5),
                              "spec": v.Str(4096, empty=False), "games": v.Int(0, v.MAX_COUNT)},
-                            {"note": v.Str(1024), "label": v.Str(128), **(extra or {})}),
+                            {"note": v.Str(1024), "label": v.Str(128), "at_least": v.Bool(), **(extra or {})}),
                    lambda e: None if e["low"] <= e["elo"] <= e["high"] else
                    f"has elo {e['elo']} outside its interval [{e['low']}, {e['high']}]")
 
@@ -125,8 +125,12 @@ def level_ratings(game_spec: str, base=None) -> dict:
     t = table(game_spec, base)
     if t is None:
         return {}
-    return {lvl: {"elo": e["elo"], "low": e["low"], "high": e["high"],
-                  "spec": _resolved(e["spec"], t["game"], base)} for lvl, e in t["levels"].items()}
+    out = {}
+    for lvl, e in t["levels"].items():
+        out[lvl] = {"elo": e["elo"], "low": e["low"], "high": e["high"], "spec": _resolved(e["spec"], t["game"], base)}
+        if e.get("at_least"):
+            out[lvl]["at_least"] = True     # won every ladder game: elo is a lower bound
+    return out
 
 
 def level_for_elo(game_spec: str, elo: float, base=None) -> dict:
@@ -156,7 +160,10 @@ def level_for_elo(game_spec: str, elo: float, base=None) -> dict:
 
 
 def rating_text(entry: dict, anchor: str) -> str:
-    """'Elo +710 [+600, +820] against OpenSpiel MCTS 100 simulations = 0'."""
+    """'Elo +710 [+600, +820] against OpenSpiel MCTS 100 simulations = 0' ('Elo at least +1206 ...' for
+    a level that won every ladder game)."""
+    if entry.get("at_least"):
+        return f"Elo at least {entry['elo']:+.0f} (it won every ladder game) against {anchor}"
     return f"Elo {entry['elo']:+.0f} [{entry['low']:+.0f}, {entry['high']:+.0f}] against {anchor}"
 
 
@@ -204,10 +211,11 @@ def markdown_table(base=None) -> str:
             e = t["levels"].get(lvl)
             if e is None:
                 continue
-            bound = " (at least)" if e.get("note", "").startswith("won every") else ""
             start = " (its start)" if lvl == "adaptive" else ""
+            rating = (f"at least {_num(e['elo'])} (won all its ladder games)" if e.get("at_least") else
+                      f"{_num(e['elo'])} [{_num(e['low'])}, {_num(e['high'])}]")
             rows.append(f"| {'`' + t['game'] + '`' if first else ''} | {lvl}{start} | `{e['spec']}` | "
-                        f"{_num(e['elo'])} [{_num(e['low'])}, {_num(e['high'])}]{bound} | {e['games']} |")
+                        f"{rating} | {e['games']} |")
             first = False
         curve = ", ".join(f"{s['label'].replace('level-', '')} {_num(s['elo'])}" for s in t["settings"])
         rows.append(f"| | `--elo` {_num(t['settings'][0]['elo'])} to {_num(t['settings'][-1]['elo'])} | "
@@ -218,5 +226,5 @@ def markdown_table(base=None) -> str:
 def card_levels(table_: dict) -> dict:
     """What a model card shows of the table: each level's rating and the anchor."""
     return {"anchor": table_["anchor"], "iterations": table_["iterations"], "source": TABLE_FILE,
-            "levels": {lvl: {k: e[k] for k in ("elo", "low", "high", "spec")}
+            "levels": {lvl: {k: e[k] for k in ("elo", "low", "high", "spec", "at_least") if k in e}
                        for lvl, e in table_["levels"].items()}}
