@@ -95,6 +95,20 @@ def test_level_for_elo_picks_the_nearest_setting(tmp_path):
     assert got["anchor"] == "OpenSpiel MCTS 100 simulations = 0"
 
 
+def test_a_level_that_won_every_game_is_a_bound(tmp_path):
+    top = {"spec": strength.level_spec("strongest"), "elo": 1200.0, "low": 1200.0, "high": 1200.0, "games": 80,
+           "at_least": True, "note": "won every ladder game"}
+    base = _base(tmp_path, _table(levels={"strongest": top}))
+    r = strength.level_ratings(SPEC, base=base)["strongest"]
+    assert r["at_least"] is True
+    assert strength.rating_text(r, "X = 0") == "Elo at least +1200 (it won every ladder game) against X = 0"
+    assert "| strongest | `minimax:iterations=40,net=final.weights.h5` | at least +1,200 (won all its ladder " \
+           "games) | 80 |" in strength.markdown_table(base)
+    bad = dict(top, at_least="yes")
+    with pytest.raises(StrengthError, match="at_least: must be true or false"):
+        strength.level_ratings(SPEC, base=_base(tmp_path / "b", _table(levels={"strongest": bad})))
+
+
 @pytest.mark.parametrize("elo", [-501, 901, 5000, -1e4])
 def test_level_for_elo_refuses_a_rating_outside_the_table(tmp_path, elo):
     base = _base(tmp_path, _table())
