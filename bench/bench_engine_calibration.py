@@ -12,7 +12,9 @@ move, through ``uci:/usr/games/fairy-stockfish,...``) on breakthrough 6x6, with 
    ``results/engine-calibration/skillS_nodesN/calibrations/``), reporting the budget found and the
    gain there with its 95% interval, and whether it lies within 0 +- 10 points;
 3. with ``--verify-games N``: N fresh games of Minibal_+ at the budget found (openings of another
-   seed), their gain with its 95% interval.
+   seed), their gain with its 95% interval; ``--curve B1,B2,...``: the same at fixed budgets (the
+   gain curve); ``--tag T`` with other ``--max-games``/``--near-games``: a second, stricter
+   calibration from the same game log (``calibration_T``, ``verify_T``).
 
 Every budget is in iterations (ours) and nodes (Fairy-Stockfish, one thread): the games do not
 depend on the machine's speed. Resumable: the JSON is rewritten after every step and a finished
@@ -69,8 +71,8 @@ def check(skill: int, nodes: int, iterations: int, n_games: int, seed: int) -> d
 
 
 def verify(skill: int, nodes: int, budget: int, n_games: int, seed: int) -> dict:
-    """Fresh games of Minibal_+ at the calibrated budget (another seed for the openings): its gain
-    with the 95% interval over seat pairs."""
+    """Fresh games of Minibal_+ at a budget (the calibrated one, or a point of the curve; openings
+    of another seed than the calibration's): its gain with the 95% interval over seat pairs."""
     from descent.match import make_opening, play_game
     from descent.networks import make_agent
     from descent.stats import mean_ci
@@ -136,6 +138,11 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-calibration", action="store_true", help="only the Minimax checks")
     ap.add_argument("--verify-games", type=int, default=0,
                     help="fresh games at each calibrated budget (another seed), 0: none")
+    ap.add_argument("--curve", default="", help="budgets (iterations) at which to measure Minibal_+'s gain, "
+                                               "comma separated (with --curve-games games each)")
+    ap.add_argument("--curve-games", type=int, default=40)
+    ap.add_argument("--tag", default="", help="a name for a second calibration with other --max-games/"
+                                              "--near-games (stored as calibration_TAG, verify_TAG)")
     args = ap.parse_args(argv)
     out = {"game": GAME, "network": NET, "engine": FSF, "strengths": {}}
     if os.path.exists(args.json):
@@ -154,25 +161,38 @@ def main(argv=None) -> int:
         c = entry["check"]
         print(f"{key}: minimax {c['wins']}-{c['draws']}-{c['losses']}, gain {100 * c['gain_pairs_mean']:+.1f} "
               f"± {100 * c['gain_radius']:.1f} ({'beats' if c['beats'] else 'does not beat'})", flush=True)
+        for b in [int(x) for x in args.curve.split(",") if x]:
+            curve = entry.setdefault("curve", {})
+            if curve.get(str(b), {}).get("games_asked") != args.curve_games:
+                t0 = time.perf_counter()
+                curve[str(b)] = verify(skill, nodes, b, args.curve_games, args.seed)
+                curve[str(b)].update(games_asked=args.curve_games, seconds=round(time.perf_counter() - t0, 1))
+                save(out, args.json)
+            v = curve[str(b)]
+            print(f"{key}: Minibal_+ at {b} iterations: {v['wins']}-{v['draws']}-{v['losses']}, "
+                  f"gain {100 * v['gain_pairs_mean']:+.1f} ± {100 * v['gain_radius']:.1f}", flush=True)
         if args.skip_calibration:
             continue
-        if "calibration" not in entry:
+        ck, vk = ("calibration", "verify") if not args.tag else (f"calibration_{args.tag}", f"verify_{args.tag}")
+        if ck not in entry:
             t0 = time.perf_counter()
-            entry["calibration"] = calibrate(skill, nodes, args.max_games, args.near_games, args.seed, args.root)
-            entry["calibration"]["seconds"] = round(time.perf_counter() - t0, 1)
+            entry[ck] = calibrate(skill, nodes, args.max_games, args.near_games, args.seed, args.root)
+            entry[ck].update(max_games=args.max_games, near_games=args.near_games,
+                             seconds=round(time.perf_counter() - t0, 1))
             save(out, args.json)
-        cal = entry["calibration"]
+        cal = entry[ck]
         at = cal["at_budget"]
         print(f"{key}: Minibal_+ {cal['status']}, budget {cal['budget']}, gain "
               f"{100 * at.get('mean', float('nan')):+.1f} ± {100 * at.get('radius', float('nan')):.1f} "
               f"over {at.get('games')} games", flush=True)
-        if args.verify_games and cal.get("budget") and entry.get("verify", {}).get("games_asked") != args.verify_games:
+        if args.verify_games and cal.get("budget") and (
+                entry.get(vk, {}).get("games_asked") != args.verify_games or entry[vk]["budget"] != cal["budget"]):
             t0 = time.perf_counter()
-            entry["verify"] = verify(skill, nodes, int(cal["budget"]), args.verify_games, args.seed)
-            entry["verify"].update(games_asked=args.verify_games, seconds=round(time.perf_counter() - t0, 1))
+            entry[vk] = verify(skill, nodes, int(cal["budget"]), args.verify_games, args.seed)
+            entry[vk].update(games_asked=args.verify_games, seconds=round(time.perf_counter() - t0, 1))
             save(out, args.json)
-        if "verify" in entry:
-            v = entry["verify"]
+        if vk in entry:
+            v = entry[vk]
             print(f"{key}: fresh games at {v['budget']} iterations: {v['wins']}-{v['draws']}-{v['losses']}, "
                   f"gain {100 * v['gain_pairs_mean']:+.1f} ± {100 * v['gain_radius']:.1f}", flush=True)
     save(out, args.json)
