@@ -191,8 +191,11 @@ def phase_rate(args, data, spec, ladder):
     prior = ladder.get("elo", {}).get(strongest, {}).get("elo") or point_elo(ladder).get(strongest, 500.0)
     low = {"players": {p["label"]: p for p in rungs[:-1]},
            "matches": {k: v for k, v in entry["matches"].items() if k.startswith("mcts")}}
+    checked = {l[len("check-"):] for l in data["games"].get(f"{spec} check", {}).get("players", {})}
     for p in settings_of(spec):
         entry["players"][p["label"]] = p
+        if args.only_checked and p["label"] not in checked:
+            continue
         prior = staircase(args.json, data, key, spec, ladder, p, args.games, args.max_sims, prior - 100,
                           args.workers, extra=(low,))
         print(f"{spec}: {p['label']} at about {prior:+.0f}", flush=True)
@@ -352,7 +355,12 @@ def phase_check(args, data, spec, ladder):
     low = {"players": {k: p for k, p in rate_entry["players"].items() if p["kind"] == "rung"},
            "matches": {k: v for k, v in rate_entry["matches"].items() if k.startswith("mcts")}}
     net = _rel(shipped_dir(spec)[0] / S.NET_TOKEN)
-    for label, (target, setting) in check_picks(t, spec, args.check_points).items():
+    picks = check_picks(t, spec, args.check_points)
+    if entry["players"]:            # picked once, by the table of the first check run: kept
+        by_label = {s["label"]: s for s in t["settings"]}
+        picks = {label: (p["target"], by_label[label[6:]]) for label, p in entry["players"].items()
+                 if label[6:] in by_label}
+    for label, (target, setting) in picks.items():
         p = {"label": label, "kind": "net", "agent": setting["spec"].replace(f"net={S.NET_TOKEN}", f"net={net}"),
              "target": round(target, 1)}
         entry["players"][label] = p
@@ -369,8 +377,10 @@ def check_rows(data, spec, ladder, boot, t, n_points):
            "matches": {k: v for k, v in rate_entry["matches"].items() if k.startswith("mcts")}}
     elo = L.elo_table(merged(ladder, low, entry), boot=boot)
     rows = []
-    for label, (target, setting) in check_picks(t, spec, n_points).items():
-        if label in elo:
+    by_label = {s["label"]: s for s in t["settings"]}
+    for label, p in entry["players"].items():
+        target, setting = p["target"], by_label.get(label[6:])
+        if label in elo and setting is not None:
             e = elo[label]
             rows.append({"target": round(target, 1), "setting": label[6:], "set": setting["elo"],
                          "measured": e["elo"],
@@ -446,6 +456,8 @@ def main(argv=None) -> int:
     ap.add_argument("--h2h-games", type=int, default=40)
     ap.add_argument("--opening-plies", type=int, default=2, help="random opening plies of head-to-head games")
     ap.add_argument("--check-points", type=int, default=5)
+    ap.add_argument("--only-checked", action="store_true",
+                    help="rate: play (top up) only the settings that the check run picked")
     ap.add_argument("--max-sims", type=int, default=30000, help="slowest rung a setting may play")
     ap.add_argument("--boot", type=int, default=300)
     ap.add_argument("--workers", type=int, default=1)
