@@ -375,7 +375,9 @@ def check_rows(data, spec, ladder, boot, t, n_points):
     rate_entry = data["games"][spec]
     low = {"players": {k: p for k, p in rate_entry["players"].items() if p["kind"] == "rung"},
            "matches": {k: v for k, v in rate_entry["matches"].items() if k.startswith("mcts")}}
-    elo = L.elo_table(merged(ladder, low, entry), boot=boot)
+    # the same rung scale as the table's (the ladder's and the rating run's games: they tie the low
+    # rungs), the checked setting rated from its own second run's games only (a separate player)
+    elo = L.elo_table(merged(ladder, rate_entry, entry), boot=boot)
     rows = []
     by_label = {s["label"]: s for s in t["settings"]}
     for label, p in entry["players"].items():
