@@ -334,7 +334,7 @@ def check_targets(t, n):
     strongest level above them is the ladder's own network, rated on rungs too slow to replay)."""
     curve = [s for s in t["settings"] if s.get("mu") is not None]
     lo, hi = curve[0]["elo"], curve[-1]["elo"]
-    return [lo + (hi - lo) * i / (n - 1) for i in range(n)]
+    return [min(hi, max(lo, lo + (hi - lo) * i / (n - 1))) for i in range(n)]
 
 
 def check_picks(t, spec, n):
