@@ -66,7 +66,8 @@ def test_shipped_files_are_small_and_hold_no_code():
     assert shipped_size() < SIZE_LIMIT
     for d, card in _entries():
         names = {p.name for p in d.iterdir()}
-        assert names <= {shipped.CARD_FILE, shipped.CALIBRATION_FILE, *shipped.FILES.values()}, names
+        from descent.strength import TABLE_FILE      # the levels' rating table (plain JSON, checked on load)
+        assert names <= {shipped.CARD_FILE, shipped.CALIBRATION_FILE, TABLE_FILE, *shipped.FILES.values()}, names
         json.loads((d / shipped.CARD_FILE).read_text())           # plain JSON
         for name in shipped.FILES.values():
             with h5py.File(d / name, "r") as f:
