@@ -90,6 +90,18 @@ def run_worker(tree: str) -> dict:
     return out["rows"]
 
 
+def commit_of(tree: str) -> str:
+    """The checkout's git commit (with '+changes' when its work tree differs), or '' outside git."""
+    try:
+        head = subprocess.run(["git", "-C", tree, "rev-parse", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", tree, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return head + ("+changes" if dirty else "")
+
+
 def summarize(samples: dict, trees: list[str]) -> list[dict]:
     rows = []
     first, second = trees
@@ -119,8 +131,11 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--json", default=None, help="write the samples and medians to this JSON file")
     args = ap.parse_args()
-    trees = [os.path.abspath(args.before), os.path.abspath(args.after)]
-    config = {"trees": trees, "cases": CASES, "full_tree": FULL_TREE, "full_tree_runs": FULL_TREE_RUNS}
+    paths = {"before": os.path.abspath(args.before), "after": os.path.abspath(args.after)}
+    trees = ["before", "after"]
+    # the JSON names the checkouts by their commits, not their paths (which are this machine's)
+    config = {"commits": {t: commit_of(paths[t]) for t in trees}, "cases": CASES,
+              "full_tree": FULL_TREE, "full_tree_runs": FULL_TREE_RUNS}
     samples = {t: [] for t in trees}
     if args.json and os.path.exists(args.json):
         with open(args.json) as f:
@@ -131,7 +146,7 @@ def main() -> int:
     while len(samples[trees[0]]) < args.repeats:
         rep = len(samples[trees[0]])
         order = trees if rep % 2 == 0 else trees[::-1]
-        got = {t: run_worker(t) for t in order}
+        got = {t: run_worker(paths[t]) for t in order}
         for t in trees:
             samples[t].append(got[t])
         print(f"repeat {rep + 1}/{args.repeats} done", flush=True)
