@@ -189,7 +189,6 @@ cdef class AlignState(State):
         self.keys[self.nkeys] = key
         self.nkeys += 1
         self._player = 1 - p
-        self._ply += 1
         self._hash = key ^ g.zply[self._ply]
         # history key: the multiset of the positions since the last drop (those that can recur)
         if a < g.npts:
@@ -218,7 +217,7 @@ cdef class AlignState(State):
 
     cdef void _do_undo(self, action_t a) noexcept nogil:
         cdef const AlignGraph* g = self.g
-        cdef int p = 1 - self._player        # the mover of `a` (strict alternation)
+        cdef int p = self._player            # the mover of `a`
         cdef int k
         if a < g.npts:
             self.cells[a] = -1
@@ -229,11 +228,6 @@ cdef class AlignState(State):
             self.cells[g.mfrom[k]] = <signed char>p
         self.nkeys -= 1
         self.key = self.keys[self.nkeys - 1]
-        self._player = p
-        self._ply -= 1
-        self._hash = self.key ^ g.zply[self._ply]
-        self._terminal = False
-        self._result = RESULT_DRAW
         self.reason = AL_ONGOING
 
     cdef void encode(self, float* out) noexcept nogil:

@@ -2,8 +2,20 @@
 #
 # Every engine is a subclass of `State` that overrides the `cdef` hooks below. Calls go through
 # Cython's vtable (one indirect C call, no Python), and every hook is `noexcept nogil`, so search,
-# perft and playouts run without the GIL. The base class owns the bookkeeping that no game may
-# forget: the move history (for `undo` / `pop`), the ply counter and the terminal flags.
+# perft and playouts run without the GIL.
+#
+# Who does what when a move is played and taken back (the shape of OpenSpiel's
+# ApplyAction/DoApplyAction and pgx's step/_step):
+# * The base class owns the bookkeeping: `apply(a)` records the move and the state's bookkeeping
+#   (`_hash`, `_hist_key`, `_player`) in a `Frame`, counts the ply (`_ply += 1`) and calls the
+#   game's `_do_apply(a)`; `undo()` restores `_hash`, `_hist_key`, `_player` and `_ply`, clears
+#   `_terminal` and `_result` (a move is only ever played in a position that is not over), and
+#   then calls the game's `_do_undo(a)`.
+# * The game implements only its rules: `_do_apply` changes the board, names the next player to
+#   move, updates the hash (and the history key in a game whose outcome depends on the history)
+#   and decides whether the game is over and how; `_do_undo` takes back the board (and the game's
+#   own extra fields, such as a termination reason code). It never touches `_ply`, `_player`,
+#   `_hash`, `_hist_key`, `_terminal` or `_result`: they are already those of before the move.
 from games._typedefs cimport action_t, hash_t, uint64_t
 
 # Values of `State._result` (binary outcome b_t from the first player's point of view).
@@ -17,6 +29,13 @@ cdef enum ScoreKind:
     SCORE_ADDITIVE_DEPTH = 0
     SCORE_MULTIPLICATIVE_DEPTH = 1
     SCORE_NATURAL = 2          # the game's own margin (e.g. disc difference), via `natural_score`
+
+
+# What `apply` saves and `undo` restores, one per move of the history.
+ctypedef struct Frame:
+    hash_t hash                 # `_hash` before the move
+    hash_t hist_key             # `_hist_key` before the move
+    int player                  # `_player` before the move: the mover
 
 
 cdef class State:
@@ -38,7 +57,7 @@ cdef class State:
     cdef int score_kind             # ScoreKind
     # --- history owned by the base class ----------------------------------------------------------
     cdef action_t* _history
-    cdef hash_t* _hist_keys         # `_hist_key` before each move of the history (restored by undo)
+    cdef Frame* _frames             # the bookkeeping before each move of the history (for undo)
     cdef int _nhist
     cdef int _hist_cap
 
@@ -51,10 +70,14 @@ cdef class State:
     # The number of legal actions (default: legal_actions into `scratch`); games where it is
     # cheaper to count than to list override it (perft's bulk counting uses it).
     cdef void _do_apply(self, action_t a) noexcept nogil
-    # Play legal action `a`: update board, `_player`, `_ply`, `_hash`, `_terminal`, `_result`, and
-    # `_hist_key` in a game whose outcome depends on the history (the base class restores it on undo).
+    # The rules of legal action `a` (called by `apply`, which has saved the bookkeeping and already
+    # counted the ply: `_ply` includes `a`, `_player` is still the mover). Update the board, set
+    # `_player` to the next player to move, update `_hash` (and `_hist_key` in a game whose outcome
+    # depends on the history), and set `_terminal` and `_result` when the game is over.
     cdef void _do_undo(self, action_t a) noexcept nogil
-    # Exactly revert `_do_apply(a)`, the last action played.
+    # Take back the board changes of `_do_apply(a)`, the last action played (called by `undo`,
+    # which has already restored `_ply`, `_player` (the mover of `a`), `_hash`, `_hist_key`,
+    # `_terminal` and `_result` to their values before `a`).
     cdef double natural_score(self) noexcept nogil
     # For SCORE_NATURAL games: the margin m in [-1, 1] of the first player (winner's margin > 0).
     cdef void encode(self, float* out) noexcept nogil

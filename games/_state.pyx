@@ -33,18 +33,18 @@ cdef class State:
         if self._history != NULL:
             free(self._history)
             self._history = NULL
-        if self._hist_keys != NULL:
-            free(self._hist_keys)
-            self._hist_keys = NULL
+        if self._frames != NULL:
+            free(self._frames)
+            self._frames = NULL
 
     cdef int _alloc_history(self, int capacity) except -1:
         if self._history != NULL:
             free(self._history)
-        if self._hist_keys != NULL:
-            free(self._hist_keys)
+        if self._frames != NULL:
+            free(self._frames)
         self._history = <action_t*>malloc(sizeof(action_t) * (capacity + 1))
-        self._hist_keys = <hash_t*>malloc(sizeof(hash_t) * (capacity + 1))
-        if self._history == NULL or self._hist_keys == NULL:
+        self._frames = <Frame*>malloc(sizeof(Frame) * (capacity + 1))
+        if self._history == NULL or self._frames == NULL:
             raise MemoryError()
         self._hist_cap = capacity + 1
         self._nhist = 0
@@ -91,16 +91,29 @@ cdef class State:
 
     # ---- provided -----------------------------------------------------------------------------------
     cdef void apply(self, action_t a) noexcept nogil:
+        # The bookkeeping of the move: remember what undo restores, count the ply, then the rules.
+        cdef Frame* f = &self._frames[self._nhist]
+        f.hash = self._hash
+        f.hist_key = self._hist_key
+        f.player = self._player
         self._history[self._nhist] = a
-        self._hist_keys[self._nhist] = self._hist_key
         self._nhist += 1
+        self._ply += 1
         self._do_apply(a)
 
     cdef action_t undo(self) noexcept nogil:
+        # Restore the bookkeeping of before the move (a move is only ever played in a position
+        # that is not terminal), then let the game take back its rules' changes.
         self._nhist -= 1
         cdef action_t a = self._history[self._nhist]
+        cdef Frame* f = &self._frames[self._nhist]
+        self._hash = f.hash
+        self._hist_key = f.hist_key
+        self._player = f.player
+        self._ply -= 1
+        self._terminal = False
+        self._result = RESULT_DRAW
         self._do_undo(a)
-        self._hist_key = self._hist_keys[self._nhist]
         return a
 
     cdef bint is_legal_action(self, action_t a) noexcept nogil:
@@ -146,7 +159,7 @@ cdef class State:
         dst._hash = self._hash
         dst._hist_key = self._hist_key
         memcpy(dst._history, self._history, sizeof(action_t) * self._nhist)
-        memcpy(dst._hist_keys, self._hist_keys, sizeof(hash_t) * self._nhist)
+        memcpy(dst._frames, self._frames, sizeof(Frame) * self._nhist)
         dst._nhist = self._nhist
         return dst
 

@@ -438,7 +438,6 @@ cdef class AlquerqueState(State):
         self.board[t] = <signed char>p
         self.key ^= ZOB[f][p] ^ ZOB[t][p] ^ ZSIDE
         self._player = q
-        self._ply += 1
         self._hash = self.key ^ ZPLY[self._ply]
         if self.count[q] == 0:
             self._terminal = True
@@ -454,8 +453,8 @@ cdef class AlquerqueState(State):
             self.reason = ALQ_CAP
 
     cdef void _do_undo(self, action_t a) noexcept nogil:
-        cdef int p = 1 - self._player          # the mover of `a` (strict alternation)
-        cdef int q = self._player
+        cdef int p = self._player              # the mover of `a`
+        cdef int q = 1 - p
         cdef int f, t, i
         cdef uint32_t mask
         if a < ALQ_NSTEPS:
@@ -476,11 +475,6 @@ cdef class AlquerqueState(State):
                 self.key ^= ZOB[i][q]
                 self.count[q] += 1
         self.key ^= ZOB[f][p] ^ ZOB[t][p] ^ ZSIDE
-        self._player = p
-        self._ply -= 1
-        self._hash = self.key ^ ZPLY[self._ply]
-        self._terminal = False
-        self._result = RESULT_DRAW
         self.reason = ALQ_ONGOING
 
     cdef void encode(self, float* out) noexcept nogil:

@@ -233,7 +233,6 @@ cdef class BreakthroughState(State):
             self.bits[q][t >> 6] ^= (<uint64_t>1) << (t & 63)
         self.board[sq] = -1
         self.board[t] = <signed char>p
-        self._ply += 1
         self._player = q
         if (t < self.cols if p == 0 else t >= self.nsq - self.cols) or self.count[q] == 0:
             self._terminal = True
@@ -243,29 +242,21 @@ cdef class BreakthroughState(State):
             self._result = RESULT_DRAW
 
     cdef void _do_undo(self, action_t a) noexcept nogil:
-        # Breakthrough strictly alternates, so the mover of `a` is the player not to move now.
-        cdef int p = 1 - self._player
-        cdef int q = self._player
+        cdef int p = self._player              # the mover of `a`
+        cdef int q = 1 - p
         cdef int sq = a // 3
         cdef int t = sq + (a - 3 * sq) - 1 + (self.cols if p else -self.cols)
         self._nundo -= 1
         cdef bint cap = self._captured[self._nundo]
-        self._hash ^= ZOBRIST[sq][p] ^ ZOBRIST[t][p] ^ ZOBRIST_SIDE
         self.board[sq] = <signed char>p
         self.bits[p][sq >> 6] ^= (<uint64_t>1) << (sq & 63)
         self.bits[p][t >> 6] ^= (<uint64_t>1) << (t & 63)
         if cap:
-            self._hash ^= ZOBRIST[t][q]
             self.count[q] += 1
             self.bits[q][t >> 6] ^= (<uint64_t>1) << (t & 63)
             self.board[t] = <signed char>q
         else:
             self.board[t] = -1
-        self._ply -= 1
-        self._player = p
-        # `apply` is only called on non-terminal states.
-        self._terminal = False
-        self._result = RESULT_DRAW
 
     cdef void encode(self, float* out) noexcept nogil:
         cdef int r, c, er, v, i

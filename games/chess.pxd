@@ -4,7 +4,6 @@ from games._typedefs cimport action_t, uint64_t, hash_t
 # One entry of the undo stack: everything a move destroys, and the position key before it (the
 # keys of the positions since the game start / the last set_position drive the repetition rule).
 ctypedef struct ChessUndo:
-    hash_t hash             # _hash before the move
     hash_t key              # position key before the move (no clocks)
     short halfmove          # fifty-move counter before the move
     signed char captured    # piece code captured (0: none)

@@ -635,7 +635,6 @@ cdef class ChessState(State):
         cdef hash_t k = self.key
         cdef uint64_t* bb = self.bb
         cdef uint64_t mv = bit(fr) | bit(to)
-        u.hash = self._hash
         u.key = k
         u.halfmove = <short>self.halfmove
         u.castling = <signed char>self.castling
@@ -686,7 +685,6 @@ cdef class ChessState(State):
         else:
             self.halfmove += 1
         self._player = them
-        self._ply += 1
         k ^= Z_SIDE
         cdef int e
         cdef uint64_t cand
@@ -724,8 +722,8 @@ cdef class ChessState(State):
     cdef void _do_undo(self, action_t a) noexcept nogil:
         self._nundo -= 1
         cdef ChessUndo* u = &self._undo[self._nundo]
-        cdef int them = self._player
-        cdef int us = them ^ 1
+        cdef int us = self._player             # the mover of `a`
+        cdef int them = us ^ 1
         cdef int fr, to
         if a < UNDERPROMO_BASE:
             fr = a >> 6
@@ -753,12 +751,7 @@ cdef class ChessState(State):
         self.castling = u.castling
         self.ep = u.ep
         self.halfmove = u.halfmove
-        self._hash = u.hash
         self.key = u.key
-        self._player = us
-        self._ply -= 1
-        self._terminal = False
-        self._result = RESULT_DRAW
         self.reason = REASON_NONE
 
     cdef double natural_score(self) noexcept nogil:

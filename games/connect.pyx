@@ -173,7 +173,6 @@ cdef class StoneGameState(State):
         cdef int q
         self.cells[a] = p
         self._hash ^= ZOBRIST[a][p]
-        self._ply += 1
         q = self.mover_at(self._ply)
         if q != p:
             self._hash ^= ZOBRIST_SIDE
@@ -186,16 +185,7 @@ cdef class StoneGameState(State):
             self._result = 0
 
     cdef void _do_undo(self, action_t a) noexcept nogil:
-        # The game can only end on its last move, so nothing but the terminal flags to restore.
-        cdef int p = self.cells[a]
         self.cells[a] = -1
-        self._hash ^= ZOBRIST[a][p]
-        if self._player != p:
-            self._hash ^= ZOBRIST_SIDE
-        self._player = p
-        self._ply -= 1
-        self._terminal = False
-        self._result = 0
 
     cdef void encode(self, float* out) noexcept nogil:
         cdef int i, v, ch = self.planes_c

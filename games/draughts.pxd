@@ -16,11 +16,10 @@ ctypedef struct DrCap:
     signed char to        # ghost square it ends on
     short pidx            # index of its recorded path (when paths are recorded)
 
-# One saved ply: everything `_do_apply` changes besides the base-class counters.
+# One saved ply: everything `_do_apply` changes besides the base class's bookkeeping.
 ctypedef struct DrUndo:
     uint64_t men0, men1, kings0, kings1
     uint64_t rkey         # repetition key of the position before the move
-    hash_t hash
     short hclock, s16, v5, reason
 
 

@@ -630,7 +630,6 @@ cdef class DraughtsState(State):
         u.kings0 = self.kings[0]
         u.kings1 = self.kings[1]
         u.rkey = self.rkey
-        u.hash = self._hash
         u.hclock = <short>self.hclock
         u.s16 = <short>self.s16
         u.v5 = <short>self.v5
@@ -642,7 +641,7 @@ cdef class DraughtsState(State):
             n = 0
             frm = P2G[sz][a // N]
             to = P2G[sz][a % N]
-        elif self._cc_ok and self._cc_hash == self._hash and self._cc_ply == self._ply:
+        elif self._cc_ok and self._cc_hash == self._hash and self._cc_ply == self._ply - 1:
             n = self._cc_n
         elif a < self.nn and not self._has_capture(p):
             n = 0
@@ -699,10 +698,9 @@ cdef class DraughtsState(State):
         self._hash = rk ^ ZH[self.hclock] ^ ZS[self.s16 + 1] ^ ZV[self.v5 + 1]
         # history key: the multiset of the positions since the last man move or capture, plus the ply
         if self.hclock == 0:
-            self._hist_key = mix64(rk) + ply_key(self._ply + 1)
+            self._hist_key = mix64(rk) + ply_key(self._ply)
         else:
-            self._hist_key = self._hist_key - ply_key(self._ply) + mix64(rk) + ply_key(self._ply + 1)
-        self._ply += 1
+            self._hist_key = self._hist_key - ply_key(self._ply - 1) + mix64(rk) + ply_key(self._ply)
         self._player = q
         self._cc_ok = False
         self._settle()
@@ -715,15 +713,10 @@ cdef class DraughtsState(State):
         self.kings[0] = u.kings0
         self.kings[1] = u.kings1
         self.rkey = u.rkey
-        self._hash = u.hash
         self.hclock = u.hclock
         self.s16 = u.s16
         self.v5 = u.v5
         self.reason = u.reason
-        self._ply -= 1
-        self._player = 1 - self._player
-        self._terminal = False
-        self._result = RESULT_DRAW
 
     cdef double natural_score(self) noexcept nogil:
         cdef double m = (_popc(self.men[0]) + 3 * _popc(self.kings[0])

@@ -313,7 +313,6 @@ cdef class HavannahState(State):
             self._u_nun[self._nundo] = SWAP_MARK
             self._nundo += 1
             self.swapped = True
-            self._ply += 1
             self._player = 0
             return
         c = (a // self.D + 1) * self.W + a % self.D + 1
@@ -321,7 +320,6 @@ cdef class HavannahState(State):
         wins = self._place(c, p)
         self._nundo += 1
         self._hash ^= ZOB[c][p] ^ ZOB_SIDE
-        self._ply += 1
         self._player = 1 - p
         if wins:
             self._terminal = True
@@ -336,22 +334,17 @@ cdef class HavannahState(State):
         cdef int k = self._nundo
         cdef int c = self._u_cell[k]
         cdef int nun = self._u_nun[k]
-        cdef int i, n, p, r, rc
-        self._terminal = False
-        self._result = RESULT_DRAW
+        cdef int i, n, r, rc
+        cdef int p = self._player              # the mover of `a`
         self._wins = 0
-        self._ply -= 1
         if nun == SWAP_MARK:
             self.cell[c] = 0
             for i in range(6):
                 n = c + self.nb[i]
                 self.nbc[1][n] -= 1
                 self.nbc[0][n] += 1
-            self._hash ^= ZOB[c][0] ^ ZOB[c][1] ^ ZOB_SIDE
             self.swapped = False
-            self._player = 1
             return
-        p = self.cell[c]
         for i in range(nun):
             self._nul -= 1
             r = self._ul_child[self._nul]
@@ -363,8 +356,6 @@ cdef class HavannahState(State):
         for i in range(6):
             self.nbc[p][c + self.nb[i]] -= 1
         self.filled -= 1
-        self._hash ^= ZOB[c][p] ^ ZOB_SIDE
-        self._player = p
 
     cdef void encode(self, float* out) noexcept nogil:
         cdef int D = self.D, C = self.planes_c

@@ -185,7 +185,6 @@ cdef class FiveFieldKonoState(State):
         self.keys[self.nkeys] = self.key
         self.nkeys += 1
         self._player = 1 - p
-        self._ply += 1
         self._hash = self.key ^ ZPLY[self._ply]
         self._hist_key = self._hist_key + mix64(self.key)   # every move is reversible
         if self.athome[p] == 7:
@@ -215,7 +214,7 @@ cdef class FiveFieldKonoState(State):
             self.reason = KONO_CAP
 
     cdef void _do_undo(self, action_t a) noexcept nogil:
-        cdef int p = 1 - self._player          # the mover of `a` (strict alternation)
+        cdef int p = self._player              # the mover of `a`
         cdef int f = MFROM[a]
         cdef int t = MTO[a]
         self.board[t] = -1
@@ -223,11 +222,6 @@ cdef class FiveFieldKonoState(State):
         self.athome[p] -= GOAL[p][t] - GOAL[p][f]
         self.nkeys -= 1
         self.key = self.keys[self.nkeys - 1]
-        self._player = p
-        self._ply -= 1
-        self._hash = self.key ^ ZPLY[self._ply]
-        self._terminal = False
-        self._result = RESULT_DRAW
         self.reason = KONO_ONGOING
 
     cdef void encode(self, float* out) noexcept nogil:

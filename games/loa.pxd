@@ -1,11 +1,10 @@
 from games._state cimport State
 from games._typedefs cimport action_t, hash_t, uint64_t
 
-# One saved ply: everything `_do_apply` changes besides the base-class counters.
+# One saved ply: everything `_do_apply` changes besides the base class's bookkeeping.
 ctypedef struct LoaUndo:
     uint64_t pcs0, pcs1
     uint64_t rkey         # repetition key of the position before the move
-    hash_t hash
     int irrev             # `_irrev` before the move
     int reason
 

@@ -295,7 +295,6 @@ cdef class LinesOfActionState(State):
         u.pcs0 = self.pcs[0]
         u.pcs1 = self.pcs[1]
         u.rkey = self.rkey
-        u.hash = self._hash
         u.irrev = self._irrev
         u.reason = self.reason
         self._nundo += 1
@@ -317,7 +316,6 @@ cdef class LinesOfActionState(State):
                 captured = True
                 self._irrev = self._nundo
         self.rkey = rk
-        self._ply += 1
         self._player = q
         self._hash = rk ^ ZPLY[self._ply]
         # history key: the multiset of the positions since the last capture (those that can recur)
@@ -334,13 +332,8 @@ cdef class LinesOfActionState(State):
         self.pcs[0] = u.pcs0
         self.pcs[1] = u.pcs1
         self.rkey = u.rkey
-        self._hash = u.hash
         self._irrev = u.irrev
         self.reason = u.reason
-        self._ply -= 1
-        self._player = 1 - self._player
-        self._terminal = False
-        self._result = RESULT_DRAW
 
     cdef void encode(self, float* out) noexcept nogil:
         cdef int nn = self.n * self.n

@@ -35,13 +35,12 @@ cdef extern from *:
     int rv_clz64(word64_t x) noexcept nogil
 
 
-# One saved ply: everything `_do_apply` changes besides the base-class counters.
+# One saved ply: everything `_do_apply` changes besides the base class's bookkeeping.
 ctypedef struct ReversiUndo:
     bits_t discs0
     bits_t discs1
     bits_t mob
     bits_t mob_next
-    hash_t hash
 
 
 cdef class ReversiState(State):

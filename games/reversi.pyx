@@ -298,9 +298,7 @@ cdef class ReversiState(State):
         u.discs1 = self.discs[1]
         u.mob = self._mob
         u.mob_next = self._mob_next
-        u.hash = self._hash
         self._sp += 1
-        self._ply += 1
         self._player = 1 - p
         if a == self.nn:                   # pass: the other player's moves are already known
             self._hash ^= ZOBRIST_SIDE
@@ -329,11 +327,6 @@ cdef class ReversiState(State):
         self.discs[1] = u.discs1
         self._mob = u.mob
         self._mob_next = u.mob_next
-        self._hash = u.hash
-        self._ply -= 1
-        self._player = 1 - self._player
-        self._terminal = False
-        self._result = RESULT_DRAW
 
     cdef double natural_score(self) noexcept nogil:
         return <double>(rv_popcount(self.discs[0]) - rv_popcount(self.discs[1])) / self.nn

@@ -67,7 +67,6 @@ cdef class TicTacToeState(State):
         cdef int k
         self.cells[a] = p
         self._hash ^= ZOBRIST[a][p] ^ ZOBRIST_SIDE
-        self._ply += 1
         self._player = 1 - p
         for k in range(8):
             if (self.cells[LINES[k][0]] == p and self.cells[LINES[k][1]] == p
@@ -80,13 +79,7 @@ cdef class TicTacToeState(State):
             self._result = 0
 
     cdef void _do_undo(self, action_t a) noexcept nogil:
-        cdef int p = self.cells[a]
         self.cells[a] = -1
-        self._hash ^= ZOBRIST[a][p] ^ ZOBRIST_SIDE
-        self._ply -= 1
-        self._player = p
-        self._terminal = False
-        self._result = 0
 
     cdef void encode(self, float* out) noexcept nogil:
         cdef int i, v

@@ -71,12 +71,10 @@ cdef class TreeState(State):
         return self.n_children[self.node]
 
     cdef void _do_apply(self, action_t a) noexcept nogil:
-        self._ply += 1
         self._goto(self.first_child[self.node] + a)
 
     cdef void _do_undo(self, action_t a) noexcept nogil:
-        self._ply -= 1
-        self._goto(self.parent[self.node])
+        self.node = self.parent[self.node]
 
     cdef double terminal_value(self) noexcept nogil:
         return self.value[self.node]

@@ -516,16 +516,15 @@ cdef class XiangqiState(State):
         self._hash = self.bhash ^ ZOB_CLOCK[self.clock]
         # history key: the multiset of the positions since the last capture, plus the ply
         if cap != EMPTY:
-            self._hist_key = mix64(self.bhash) + ply_key(self._ply + 1)
+            self._hist_key = mix64(self.bhash) + ply_key(self._ply)
         else:
-            self._hist_key = (self._hist_key - ply_key(self._ply) + mix64(self.bhash)
-                              + ply_key(self._ply + 1))
-        self._ply += 1
+            self._hist_key = (self._hist_key - ply_key(self._ply - 1) + mix64(self.bhash)
+                              + ply_key(self._ply))
         self._player = 1 - s
         self._set_terminal()
 
     cdef void _do_undo(self, action_t a) noexcept nogil:
-        cdef int s = 1 - self._player          # the player who made the move
+        cdef int s = self._player              # the player who made the move
         cdef int fs = a // 90
         cdef int ts = a - 90 * fs
         cdef int f = PAD[fs], t = PAD[ts]
@@ -544,11 +543,6 @@ cdef class XiangqiState(State):
         if (pc & 7) == KING:
             self.ksq[s] = f
         self.clock = self._u_clock[k]
-        self._hash = self.bhash ^ ZOB_CLOCK[self.clock]
-        self._ply -= 1
-        self._player = s
-        self._terminal = False
-        self._result = RESULT_DRAW
         self._why = WHY_NONE
 
     cdef double natural_score(self) noexcept nogil:
