@@ -33,8 +33,10 @@ too little that game's move is decided from what was searched while the other ga
 from __future__ import annotations
 
 import copy
+import hashlib
 import random
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -42,6 +44,7 @@ import games
 
 DEFAULT_GAMES_IN_FLIGHT = 16
 DEFAULT_MEMORY_MB = 1024.0       # search_ext.bestfirst.DEFAULT_MAX_MB: one search's default cap
+DEFAULT_CACHE_STATES = 200_000   # values kept per network (about 35 MB)
 
 
 def _network_fn(agent):
@@ -56,11 +59,15 @@ def _network_fn(agent):
 
 def batchable(specs) -> bool:
     """Can games between these agents (specs) be played by the driver: is any of them a best-first
-    agent with a network, and every other one either such an agent or one without a network?"""
+    agent with a network, and every other one either such an agent or one without a network (and
+    not an outside engine: each game in flight would start its own)?"""
     from search_ext.agents import parse_agent
+    from search_ext.engine_spec import ENGINE_KINDS
     batched = False
     for spec in specs:
         name, opts = parse_agent(spec)
+        if name in ENGINE_KINDS:
+            return False
         if not opts.get("net"):
             continue
         if name not in ("minimax", "minibal_n", "minibal_plus", "descent"):
@@ -91,9 +98,10 @@ class _Seat:
 
 def _play(game, agent_a, agent_b, index: int, seed: int, a_first=None, opening_plies: int = 0,
           opening=None):
-    """``descent.match.play_game`` as a coroutine: it yields a batched agent's search whenever that
-    search is to be stepped by the driver, and returns the ``GameRecord``."""
+    """``descent.match.play_game`` as a coroutine: it yields a batched agent whenever its search is
+    to be stepped by the driver, and returns the ``GameRecord``."""
     from descent.match import GameRecord, game_seed
+    from descent.protocols.outside import EngineError
     info = games.load(game)
     state = info.new_state()
     if a_first is None:
@@ -118,14 +126,19 @@ def _play(game, agent_a, agent_b, index: int, seed: int, a_first=None, opening_p
             budget = agent._budget()
             before = search.seconds_used
             if search.search_begin(state, **budget):
-                yield search
+                yield agent
             t0 = time.perf_counter()
             action = search.best_action(state)
             dt = search.seconds_used - before + time.perf_counter() - t0
             agent._note_search(search, budget["iterations"] or None)
         else:
             t0 = time.perf_counter()
-            action = agent.choose(state)
+            try:
+                action = agent.choose(state)
+            except EngineError as exc:          # as in play_game (no outside engine is batched)
+                rec.aborted = str(exc)
+                rec.plies = state.ply
+                return rec
             dt = time.perf_counter() - t0
         note = getattr(agent, "last_move", None) or {}
         short, full = int(bool(note.get("cut_short"))), int(bool(note.get("memory_full")))
@@ -144,20 +157,32 @@ def _play(game, agent_a, agent_b, index: int, seed: int, a_first=None, opening_p
     return rec
 
 
+def _network_key(agent):
+    """Which network an agent's values come from: its checkpoint (``net=PATH`` loaded by
+    ``descent.networks``: agents of one file share values), else its evaluator's function."""
+    net, inf = agent.opts.get("net"), agent.opts.get("_inference")
+    if net and inf is not None:
+        return ("net", str(Path(net).resolve()), type(inf).__name__)
+    return ("fn", id(agent.search.evaluator.fn))
+
+
 class _Slot:
-    __slots__ = ("task", "co", "search", "off", "n", "fn")
+    __slots__ = ("task", "co", "agent", "search", "off", "n", "group")
 
     def __init__(self, task, co):
-        self.task, self.co, self.search, self.off, self.n, self.fn = task, co, None, 0, 0, None
+        self.task, self.co, self.agent, self.search, self.off, self.n, self.group = task, co, None, None, 0, 0, None
 
 
 def run_batched(tasks, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT,
-                memory_mb: float = DEFAULT_MEMORY_MB, stats: dict | None = None, make_agent=None):
+                memory_mb: float = DEFAULT_MEMORY_MB, stats: dict | None = None, make_agent=None,
+                cache_states: int = DEFAULT_CACHE_STATES):
     """Play the tasks (``descent.match.play_task``'s plain data: game, agent_a, agent_b, index, seed,
     a_first, opening_plies or opening), ``games_in_flight`` at a time, one network call per network
     and round; yield ``(task, record)`` in completion order. ``stats`` (a dict), if given, receives
-    ``rounds``, ``calls`` and ``states`` (network calls and the states they valued).
-    ``make_agent(spec, game)``: how agents are built (default ``descent.networks.make_agent``)."""
+    ``rounds``, ``calls``, ``states`` (network calls and the states they valued) and ``cached``
+    (states whose value came from the cache). ``make_agent(spec, game)``: how agents are built
+    (default ``descent.networks.make_agent``). ``cache_states``: the most values kept per network
+    (0: no cache)."""
     if make_agent is None:
         from descent.networks import make_agent
     tasks = list(tasks)
@@ -173,14 +198,17 @@ def run_batched(tasks, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT,
             seats[key] = _Seat(make_agent(spec, game), spec, game, table_mb, make_agent)
         return seats[key]
 
-    buffers: dict = {}          # id(fn) -> (fn, float32 buffer)
+    groups: dict = {}           # (network, game) -> _Group
+    caches: dict = {}           # network -> {state digest: value}
 
-    def buffer(fn, info):
-        entry = buffers.get(id(fn))
-        if entry is None:
-            h, w, c = info.planes_shape
-            entry = buffers[id(fn)] = [fn, np.zeros((in_flight * info.branching, h, w, c), np.float32), 0]
-        return entry
+    def group(agent):
+        net = _network_key(agent)
+        key = (net, agent.game.spec)
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = _Group(agent.search.evaluator.fn, agent.game, in_flight,
+                                     caches.setdefault(net, {}))
+        return g
 
     queue = list(reversed(tasks))
     live: list[_Slot] = []
@@ -193,47 +221,114 @@ def run_batched(tasks, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT,
                    task.get("opening_plies", 0), task.get("opening"))
         return _Slot(task, co)
 
-    rounds = calls = states = 0
+    rounds = calls = states = cached = 0
     while queue or live:
         while queue and len(live) < in_flight:
             live.append(start())
-        for entry in buffers.values():
-            entry[2] = 0
-        waiting = []
+        for g in groups.values():
+            g.n = 0
+            g.slots.clear()
         for slot in live:
             while True:
                 if slot.search is None:
                     try:
-                        slot.search = slot.co.send(None)
+                        slot.agent = slot.co.send(None)
                     except StopIteration as stop:
                         slot.co = None
                         yield slot.task, stop.value
                         break
-                    slot.fn = slot.search.evaluator.fn
-                info = slot.search.game
-                entry = buffer(slot.fn, info)
-                n = slot.search.search_step(entry[1], entry[2])
+                    slot.search = slot.agent.search
+                    slot.group = group(slot.agent)
+                g = slot.group
+                n = slot.search.search_step(g.buf, g.n)
                 if n > 0:
-                    slot.off, slot.n = entry[2], n
-                    entry[2] += n
-                    waiting.append(slot)
+                    slot.off, slot.n = g.n, n
+                    g.n += n
+                    g.slots.append(slot)
                     break
                 slot.search = None            # the search is over: the game plays its move
         live = [s for s in live if s.co is not None]
-        for fn, buf, n in buffers.values():
-            if n == 0:
+        for g in groups.values():
+            if g.n == 0:
                 continue
-            t0 = time.perf_counter()
-            values = np.ascontiguousarray(np.asarray(fn(buf[:n]), dtype=np.float32).reshape(-1))
-            dt = time.perf_counter() - t0
-            if values.shape != (n,):
-                raise ValueError(f"the network returned {values.shape[0]} values for {n} states")
-            calls += 1
-            states += n
-            for slot in waiting:
-                if slot.fn is fn:
-                    slot.search.search_supply(values, slot.off)
-                    slot.search.search_charge(dt * slot.n / n)
+            values, asked, dt = g.evaluate(cache_states)
+            if asked:
+                calls += 1
+                states += asked
+            cached += g.n - asked
+            for slot in g.slots:
+                slot.search.search_supply(values, slot.off)
+                slot.search.search_charge(dt * slot.n / g.n)
         rounds += 1
     if stats is not None:
-        stats.update(rounds=rounds, calls=calls, states=states)
+        stats.update(rounds=rounds, calls=calls, states=states, cached=cached)
+
+
+class _Group:
+    """The searches of one round that wait for one network's values (of one game's states): their
+    children's planes in one buffer, valued by one call, less those the network's cache holds."""
+
+    def __init__(self, fn, info, in_flight: int, cache: dict):
+        h, w, c = info.planes_shape
+        self.fn, self.cache = fn, cache
+        self.buf = np.zeros((in_flight * info.branching, h, w, c), np.float32)
+        self.n = 0
+        self.slots: list = []
+
+    def evaluate(self, cache_states: int):
+        """The values of ``buf[:n]`` (each state's mover's view), the number of states the network
+        was asked for, and the call's time."""
+        n = self.n
+        rows = self.buf[:n]
+        values = np.empty(n, np.float32)
+        if cache_states <= 0:
+            todo = None
+            ask = rows
+        else:
+            cache = self.cache
+            todo = {}
+            for i in range(n):
+                k = hashlib.blake2b(rows[i], digest_size=16).digest()
+                v = cache.get(k)
+                if v is None:
+                    todo.setdefault(k, []).append(i)
+                else:
+                    values[i] = v
+            if not todo:
+                return values, 0, 0.0
+            ask = rows[[p[0] for p in todo.values()]] if len(todo) < n else rows
+        t0 = time.perf_counter()
+        out = np.ascontiguousarray(np.asarray(self.fn(ask), dtype=np.float32).reshape(-1))
+        dt = time.perf_counter() - t0
+        if out.shape != (len(ask),):
+            raise ValueError(f"the network returned {out.shape[0]} values for {len(ask)} states")
+        if todo is None:
+            return out, n, dt
+        if len(self.cache) + len(todo) > cache_states:
+            self.cache.clear()                # bounded: start afresh
+        for (k, pos), v in zip(todo.items(), out.tolist()):
+            self.cache[k] = v
+            values[pos] = v
+        return values, len(ask), dt
+
+
+def _play_chunk(args):
+    tasks, games_in_flight, memory_mb = args
+    return list(run_batched(tasks, games_in_flight, memory_mb))
+
+
+def run_tasks_batched(tasks, workers: int = 1, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT,
+                      memory_mb: float = DEFAULT_MEMORY_MB):
+    """``descent.match.run_tasks`` through the driver: yield ``(task, record)`` in completion order.
+    With ``workers`` > 1, spawned processes each play chunks of ``games_in_flight`` tasks (a chunk's
+    records come back together: a killed run loses at most the games in flight)."""
+    tasks = list(tasks)
+    if workers <= 1 or len(tasks) <= games_in_flight:
+        yield from run_batched(tasks, games_in_flight, memory_mb)
+        return
+    from training.pool import spawn_pool
+    chunks = [(tasks[i:i + games_in_flight], games_in_flight, memory_mb)
+              for i in range(0, len(tasks), games_in_flight)]
+    with spawn_pool(min(workers, len(chunks))) as pool:
+        for done in pool.imap_unordered(_play_chunk, chunks):
+            yield from done

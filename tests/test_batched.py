@@ -71,14 +71,38 @@ def test_batched_games_are_the_games_played_one_by_one(game, a, b):
 
 
 def test_one_network_call_per_round():
-    """Both agents share one network here only if their evaluators are the same function: each
-    round makes one call per network, however many games wait."""
-    CALLS.clear()
-    ts = tasks("reversi(size=6)", "minimax:iterations=20,net=n", "minimax:iterations=20,net=n", 4)
-    stats = {}
-    list(batched.run_batched(ts, 4, stats=stats, make_agent=make_agent))
-    assert stats["calls"] == len(CALLS) <= 2 * stats["rounds"]
-    assert max(CALLS) > 36          # more states than one expansion can hold (reversi 6x6: < 36)
+    """Both agents value states with one function here: each round makes one call for every game
+    waiting, and a state valued once (in any game, by either side) is not asked for again."""
+    ts = tasks("reversi(size=6)", "minimax:iterations=20,net=n", "minibal_n:iterations=20,net=n", 6,
+               opening_plies=4)
+    runs = {}
+    for cache in (0, 200_000):
+        CALLS.clear()
+        stats = {}
+        recs = {t["index"]: r.moves for t, r in batched.run_batched(ts, 6, stats=stats, make_agent=make_agent,
+                                                                    cache_states=cache)}
+        assert stats["calls"] == len(CALLS) <= stats["rounds"] and stats["states"] == sum(CALLS)
+        runs[cache] = recs, stats
+    (plain, s0), (cached, s1) = runs[0], runs[200_000]
+    assert plain == cached
+    assert s0["cached"] == 0 and s1["cached"] > 0
+    assert s1["states"] + s1["cached"] == s0["states"] and s1["states"] == len(set_of_states(ts))
+
+
+def set_of_states(ts):
+    """The distinct states the games value (their planes), played one by one."""
+    seen = set()
+
+    def record(batch):
+        seen.update(np.ascontiguousarray(x).tobytes() for x in batch)
+        return crc_values(batch)
+
+    def mk(spec, game):
+        return _make_agent(spec, game, network_loader=lambda opts, g: CallableEvaluator(record, g.planes_shape))
+    for t in ts:
+        play_game(t["game"], mk(t["agent_a"], t["game"]), mk(t["agent_b"], t["game"]), t["index"],
+                  t["seed"], t["a_first"], t.get("opening_plies", 0))
+    return seen
 
 
 def test_a_full_table_mid_batch_decides_that_games_move_and_the_others_go_on():
