@@ -4,30 +4,29 @@ and Descent (docs/ALGORITHMS.md sections 3-5; Minibal paper, Algorithms 1-4).
 The variants differ only in two small rules, ``best_action`` and ``backup_resolution``, selected by
 ``rule``; ``descent`` switches the iteration from "expand one state" to "expand down to a terminal
 state". The tree (a transposition table keyed by the search key and the terminal flag) and the
-rules are the Descent core's (``search_ext.descent_core``, shared with the self-play pool
-``search_ext.selfplay.SelfPlayPool``); this module drives them for one game: a recursive iteration
-with a synchronous evaluator, the final decisions, the proofs, and tree learning's examples. The
-tree is kept across the moves of one game (``reset()`` between games).
+rules, and the iteration itself (``descent_core.Walk``, resumable), are the Descent core's, shared
+with the self-play pool ``search_ext.selfplay.SelfPlayPool``; this module drives them for one game:
+synchronously with its evaluator (``search``), or in steps whose children a driver values in one
+network call shared with other games (``search_begin``, ``search_step``, ``search_supply``:
+``descent.batched``), and makes the final decisions and keeps the proofs. The tree is kept across
+the moves of one game (``reset()`` between games). Self-play and tree learning are the pool's.
 
 Values are stored from the FIRST player's point of view (so one table serves both players and the
 tree survives a change of the player to move); every rule converts to the view it needs. Nothing
 assumes that players alternate: each node records its own player to move.
 """
 from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy, memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
-import numpy as np
 
 from games._state cimport State
 from games import validate
-from games.validate import count, rng_arg, search_call, state_arg
+from games.validate import count, search_call, state_arg
 from search_ext.evaluators import check_evaluator
 from games._typedefs cimport action_t, uint64_t
 from search_ext.evaluators cimport Evaluator, ZeroEvaluator
 from search_ext.descent_core cimport (
-    Examples, Node, Table, Walk, UNPROVEN, RULE_MINIMAX, WALK_DONE, WALK_EVAL, WALK_FULL, examples_free, harvest,
-    skey, select, backup, choose_edge)
+    Node, Table, Walk, UNPROVEN, RULE_MINIMAX, WALK_DONE, WALK_EVAL, WALK_FULL, skey, select, backup)
 from search_ext.descent_core import RULES, BYTES_PER_STATE
 
 from games.errors import GameError
@@ -66,7 +65,7 @@ cdef class BestFirstSearch:
     (expand to terminal states each iteration), ``evaluator``, ``decision`` (best | safe: the final
     move), ``take_proven_wins`` with ``proven_win_depth`` (-1: any depth) for Minibal, the memory
     caps ``max_nodes`` (states) and ``max_mb`` (megabytes; ``None``: no cap of that kind), and
-    ``keep_tree`` (keep the whole game's tree, for tree learning; by default, when the root moves
+    ``keep_tree`` (keep every state searched, whatever the root; by default, when the root moves
     on, only the new root's subtree is kept and the rest freed).
 
     When the table is full, the least visited subtrees are cut back to their root state (which keeps
@@ -610,68 +609,3 @@ cdef class BestFirstSearch:
         cdef double s = 1.0 if nd.player == 0 else -1.0
         return {"value": s * nd.v, "completion": int(s * nd.c), "resolved": bool(nd.r),
                 "expanded": bool(nd.expanded)}
-
-    # ---- self-play support (Descent training) -------------------------------------------------------
-    cdef int ordinal_choice(self, int root, double e, double epsilon, uint64_t* rng) noexcept nogil:
-        """Edge index of the move to play at `root`: the core's ``choose_edge`` (the root actions
-        ranked best first by (c, v) in the mover's view, a rank from the ordinal distribution with
-        parameter `e` when `epsilon` < 0, else epsilon-greedy)."""
-        cdef int* order = <int*>malloc(sizeof(int) * self.t.nodes[root].n_edges)
-        cdef int t = choose_edge(self.t, root, e, epsilon, rng, order)
-        free(order)
-        return t
-
-    def choose_selfplay_move(self, state, e, epsilon, rng_state):
-        """The move to play in self-play at the searched ``state`` (see ``ordinal_choice``);
-        ``rng_state`` is a one-element uint64 numpy array, advanced in place."""
-        return self._choose_selfplay_move(state_arg(state, self.game, 'bestfirst.choose_selfplay_move'),
-                                          validate.real(e, 'bestfirst.choose_selfplay_move: e', 0.0, 1e6),
-                                          validate.real(epsilon, 'bestfirst.choose_selfplay_move: epsilon', None, 1.0),
-                                          rng_arg(rng_state))
-
-    def _choose_selfplay_move(self, State state, double e, double epsilon, object rng_state):
-        """The move to play in self-play at the searched ``state`` (see ``ordinal_choice``);
-        ``rng_state`` is a one-element uint64 numpy array, advanced in place."""
-        cdef int root = self.expanded_root(state)
-        if root < 0:
-            self.last_cut_short = True
-            return state.legal_actions_list()[0]
-        cdef uint64_t[::1] r = rng_state
-        return self.t.edges[self.ordinal_choice(root, e, epsilon, &r[0])].action
-
-    def collect_examples(self, start):
-        """Tree learning: every state of the tree below ``start`` that was expanded, and every
-        terminal state reached, as ``(planes, value)`` with the value from the point of view of the
-        player to move in that state (terminal states: f_t). Returns float32 arrays
-        ``x`` (n, H, W, C) and ``y`` (n,), in a deterministic order (depth first: the core's
-        ``harvest``, as the self-play pool emits them)."""
-        return self._collect_examples(state_arg(start, self.game, 'bestfirst.collect_examples'))
-
-    def _collect_examples(self, State start):
-        """Tree learning: every state of the tree below ``start`` that was expanded, and every
-        terminal state reached, as ``(planes, value)`` with the value from the point of view of the
-        player to move in that state (terminal states: f_t). Returns float32 arrays
-        ``x`` (n, H, W, C) and ``y`` (n,), in a deterministic order (depth first: the core's
-        ``harvest``, as the self-play pool emits them)."""
-        cdef State s = start.clone()
-        cdef int root = self.root_of(s)
-        cdef Examples ex
-        memset(&ex, 0, sizeof(Examples))
-        ex.enc_size = self.enc_size
-        cdef int rc
-        with nogil:
-            self.t.mark_reachable(-1)             # every node unmarked
-            rc = harvest(self.t, s, root, s.max_plies + 4, &ex)
-        if rc < 0:
-            examples_free(&ex)
-            raise MemoryError()
-        h, w, c = self.game.planes_shape
-        x = np.empty((ex.n, h, w, c), dtype=np.float32)
-        y = np.empty(ex.n, dtype=np.float32)
-        cdef float[:, :, :, ::1] xv = x
-        cdef float[::1] yv = y
-        if ex.n:
-            memcpy(&xv[0, 0, 0, 0], ex.x, sizeof(float) * ex.n * ex.enc_size)
-            memcpy(&yv[0], ex.y, sizeof(float) * ex.n)
-        examples_free(&ex)
-        return x, y
