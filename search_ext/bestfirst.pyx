@@ -18,6 +18,8 @@ assumes that players alternate: each node records its own player to move.
 from libc.stdlib cimport malloc, free
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
+import numpy as np
+
 
 from games._state cimport State
 from games import validate
@@ -425,33 +427,49 @@ cdef class BestFirstSearch:
                            validate.seconds(seconds, 'bestfirst.search_begin: seconds', allow_zero=True),
                            "bestfirst.search_begin")
 
-    def search_step(self, float[:, :, :, ::1] batch, int offset):
+    def search_step(self, batch, offset):
         """Run the search begun by ``search_begin`` until it needs values or is over. Returns the
         number n of children waiting for values, their planes written to ``batch[offset:offset+n]``
-        (``batch``: float32 (N, H, W, C), room for ``game.branching`` states from ``offset``), or 0
-        when the search is over (then ``best_action``). Requires an evaluator that encodes (a
-        network's)."""
+        (``batch``: a C-contiguous float32 array (N, H, W, C), room for ``game.branching`` states
+        from ``offset``), or 0 when the search is over (then ``best_action``). Requires an
+        evaluator that reads planes (a network's)."""
+        if not isinstance(batch, np.ndarray) or batch.dtype != np.float32 or batch.ndim != 4 \
+                or not batch.flags.c_contiguous or batch.shape[1:] != tuple(self.game.planes_shape):
+            raise GameError(f"bestfirst.search_step: batch must be a C-contiguous float32 array of shape "
+                            f"(N, {', '.join(map(str, self.game.planes_shape))})")
+        offset = validate.integer(offset, "bestfirst.search_step: offset", 0, 2 ** 31 - 1)
+        if offset + self.game.branching > batch.shape[0]:
+            raise GameError("bestfirst.search_step: the batch has no room for the children at this offset")
         if not self.active:
             raise GameError("bestfirst.search_step: no search in progress (search_begin first)")
         if not self.evaluator.needs_encoding:
             raise GameError("bestfirst.search_step: the evaluator reads no planes (a network's does)")
-        if offset < 0 or offset + self.game.branching > batch.shape[0] or batch.shape[1] * batch.shape[2] * batch.shape[3] != self.enc_size:
-            raise GameError("bestfirst.search_step: the batch has no room for the children at this offset")
+        return self._step(batch, offset)
+
+    def _step(self, float[:, :, :, ::1] batch, int offset):
         return self.pump(&batch[offset, 0, 0, 0], False)
 
-    def search_supply(self, const float[::1] values, int offset):
+    def search_supply(self, values, offset):
         """Hand the values of the children asked for by the last ``search_step`` to the search
-        (``values[offset:offset+n]``, each from its state's mover's point of view)."""
+        (``values[offset:offset+n]``: a float32 vector, each from its state's mover's point of
+        view)."""
+        if not isinstance(values, np.ndarray) or values.dtype != np.float32 or values.ndim != 1 \
+                or not values.flags.c_contiguous:
+            raise GameError("bestfirst.search_supply: values must be a contiguous float32 vector")
+        offset = validate.integer(offset, "bestfirst.search_supply: offset", 0, 2 ** 31 - 1)
         if not self.active or self.w.n_pend == 0:
             raise GameError("bestfirst.search_supply: no values are waiting")
-        if offset < 0 or offset + self.w.n_pend > values.shape[0]:
+        if offset + self.w.n_pend > values.shape[0]:
             raise GameError("bestfirst.search_supply: too few values")
+        self._supply(values, offset)
+
+    def _supply(self, const float[::1] values, int offset):
         self.evaluations += self.w.n_pend
         self.w.supply(&values[offset])
 
-    def search_charge(self, double seconds):
+    def search_charge(self, seconds):
         """Add ``seconds`` to the search's clock (its share of a network call made for it)."""
-        self.clock += seconds
+        self.clock += validate.real(seconds, "bestfirst.search_charge: seconds", 0.0, 1e9)
 
     @property
     def searching(self) -> bool:
