@@ -145,3 +145,20 @@ def test_batchable():
     assert batched.batchable(["descent:net=a", "minibal_plus:net=b"])
     assert not batched.batchable(["minimax", "random"])              # no network: nothing to batch
     assert not batched.batchable(["minimax:net=a", "alphabeta:net=a"])  # a network outside best-first
+
+
+def test_an_interrupted_run_resumes_without_losing_or_repeating_games():
+    """Records come out as each game ends: a run stopped after k records (a killed ``evaluate``
+    stores each as it comes) and rerun on the tasks not stored plays each game exactly once, and
+    they are the games played one by one."""
+    ts = tasks("breakthrough(rows=5,cols=5)", "minimax:iterations=20,net=n", "minibal_plus:iterations=20,net=n",
+               7, opening_plies=2)
+    gen = batched.run_batched(ts, 3, make_agent=make_agent)
+    first = [next(gen) for _ in range(3)]
+    gen.close()                                  # the games in flight are lost, nothing else
+    stored = {t["index"] for t, _ in first}
+    second = list(batched.run_batched([t for t in ts if t["index"] not in stored], 3, make_agent=make_agent))
+    got = {t["index"]: r for t, r in first + second}
+    assert len(first) + len(second) == len(got) == len(ts)
+    want = one_by_one(ts)
+    assert all(got[i].moves == want[i].moves for i in want)
