@@ -316,6 +316,7 @@ cdef class BestFirstSearch:
         """Start a search from ``state`` (see ``search``); False when there is nothing to search
         (the game is over)."""
         search_call(state, self.game, seconds, what)
+        self._drop()
         if iterations <= 0 and seconds <= 0.0:
             raise ValueError("give a budget: iterations > 0 or seconds > 0")
         if state.game.spec != self.game.spec:
@@ -347,6 +348,14 @@ cdef class BestFirstSearch:
         self.in_iter = False
         self.active = True
         return True
+
+    cdef void _drop(self):
+        """Give up a stepped search left in the middle of an iteration (its driver went away): the
+        iteration is undone (its queued children unvalued, its counts given back)."""
+        if self.active and self.in_iter:
+            self.w.abort()
+        self.in_iter = False
+        self.active = False
 
     cdef int _pump(self, float* enc, bint sync) noexcept nogil:
         """Run the search's iterations until it is over (PUMP_DONE), the table is full (PUMP_FULL),
@@ -529,6 +538,7 @@ cdef class BestFirstSearch:
         """The node of ``state``, expanded (making room when the table is full)."""
         if state._terminal:
             raise GameError("no move in a finished game")
+        self._drop()
         cdef int root = self.root_of(state)
         cdef State s
         cdef int rc

@@ -58,3 +58,28 @@ def test_walk_relinked_children_are_valued(descent):
         b.search(s, iterations=60)
         b.verify(s)
         s.push(b.best_action(s))
+
+
+def test_stepped_search_equals_the_synchronous_one_and_can_be_dropped():
+    """``search_begin``/``search_step``/``search_supply`` run the walk that ``search`` runs: same
+    analysis; a stepped search left waiting for values and begun again leaves no child queued
+    (every state of the tree is valued: ``verify``)."""
+    info = games.load("reversi(size=6)")
+    ev = CallableEvaluator(crc_values, info.planes_shape)
+    s = info.new_state()
+    sync = BestFirstSearch(info, rule="minibal_plus", evaluator=ev)
+    sync.search(s, iterations=200)
+    stepped = BestFirstSearch(info, rule="minibal_plus", evaluator=ev)
+    batch = np.zeros((info.branching,) + tuple(info.planes_shape), np.float32)
+    assert stepped.search_begin(s, iterations=200)
+    while (n := stepped.search_step(batch, 0)) > 0:
+        stepped.search_supply(crc_values(batch[:n]), 0)
+    assert stepped.analyse(s) == sync.analyse(s) and stepped.evaluations == sync.evaluations
+    # dropped half-way: begun again, the search forgets the waiting expansion
+    stepped.search_begin(s, iterations=50)
+    assert stepped.search_step(batch, 0) > 0 and stepped.searching
+    stepped.search_begin(s, iterations=50)
+    while (n := stepped.search_step(batch, 0)) > 0:
+        stepped.search_supply(crc_values(batch[:n]), 0)
+    assert not stepped.searching
+    stepped.verify(s)
