@@ -13,7 +13,8 @@ times; the table gives medians, the ratio after/before, and how many games had t
 both sides (the production backend's values may depend on the batch in the last bits, so a few games
 can differ; tests/test_batched.py proves equality with a batch-independent evaluator).
 
-    python bench/bench_batched.py [--repeats 3] [--only reversi]
+    python bench/bench_batched.py [--repeats 3] [--only reversi] [--levels 100,1000]
+    python bench/bench_batched.py --network --out bench/results_batched_network.json
 
 Results go to bench/results_batched.json (written atomically after every repeat; a rerun continues
 from the repeats already there).
@@ -83,13 +84,47 @@ def after(tasks, agents):
     return time.process_time() - c0, out, stats
 
 
+def network_cost(repeats: int) -> dict:
+    """CPU microseconds per state of each shipped network's call at several batch sizes (random
+    planes; medians of ``repeats``): what batching can save is the part of a call that does not
+    grow with its states."""
+    import numpy as np
+    from descent.networks import make_agent
+    out = {}
+    for game, shipped in GAMES:
+        net = ROOT / "checkpoints" / "shipped" / shipped / "final.weights.h5"
+        fn = make_agent(f"minimax:iterations=1,net={net}", game).search.evaluator.fn
+        row = {}
+        for n in (1, 8, 32, 128, 512):
+            x = np.random.default_rng(0).random((n,) + tuple(fn.shape)).astype(np.float32)
+            fn(x)
+            reps = max(3, 2000 // n)
+            runs = []
+            for _ in range(repeats):
+                c0 = time.process_time()
+                for _ in range(reps):
+                    fn(x)
+                runs.append((time.process_time() - c0) / reps / n * 1e6)
+            row[str(n)] = statistics.median(runs)
+        out[game] = row
+        print(f"{game}: " + ", ".join(f"batch {k}: {v:.1f} us/state" for k, v in row.items()), file=sys.stderr)
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", default="", help="only the workloads whose game contains this text")
     ap.add_argument("--levels", default="100,1000", help="iteration levels to run")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results_batched.json"))
+    ap.add_argument("--network", action="store_true", help="only the networks' CPU per state by batch size")
     a = ap.parse_args(argv)
+    if a.network:
+        out = Path(a.out)
+        results = json.loads(out.read_text()) if out.exists() else {}
+        results["network_us_per_state"] = network_cost(a.repeats)
+        write_json_atomic(out, results)
+        return 0
     out = Path(a.out)
     results = json.loads(out.read_text()) if out.exists() else {}
     levels = [lv for lv in LEVELS if str(lv[0]) in a.levels.split(",")]
@@ -126,7 +161,7 @@ def main(argv=None) -> int:
           "same moves |")
     print("|---|---|---|---|---|---|---|")
     for key, row in results.items():
-        if not row["before_cpu"]:
+        if key == "network_us_per_state" or not row["before_cpu"]:
             continue
         n = row["games"]
         b = statistics.median(n / c for c in row["before_cpu"])
