@@ -166,6 +166,10 @@ def run_tasks(tasks: list[dict], workers: int = 1, ray_address: str | None = Non
         from descent.distributed import run_tasks_ray
         yield from run_tasks_ray(tasks, ray_address, play_task)
         return
+    from descent import batched          # games with networks: many in flight, batched evaluation
+    if batched.batchable({t[k] for t in tasks for k in ("agent_a", "agent_b")}):
+        yield from batched.run_tasks_batched(tasks, workers)
+        return
     if workers <= 1 or len(tasks) <= 1:
         for t in tasks:
             yield play_task(t)
@@ -184,6 +188,13 @@ def run_match(game: str, spec_a: str, spec_b: str, n_games: int, workers: int = 
         tasks = [{"game": game, "agent_a": spec_a, "agent_b": spec_b, "index": i, "seed": seed,
                   "a_first": i % 2 == 0} for i in range(n_games)]
         for _, rec in run_tasks(tasks, workers, ray_address):
+            yield rec
+        return
+    from descent import batched          # games with networks: many in flight, batched evaluation
+    if batched.batchable([spec_a, spec_b]):
+        tasks = [{"game": game, "agent_a": spec_a, "agent_b": spec_b, "index": i, "seed": seed,
+                  "a_first": i % 2 == 0} for i in range(n_games)]
+        for _, rec in batched.run_tasks_batched(tasks, workers):
             yield rec
         return
     if workers <= 1:

@@ -4,30 +4,31 @@ and Descent (docs/ALGORITHMS.md sections 3-5; Minibal paper, Algorithms 1-4).
 The variants differ only in two small rules, ``best_action`` and ``backup_resolution``, selected by
 ``rule``; ``descent`` switches the iteration from "expand one state" to "expand down to a terminal
 state". The tree (a transposition table keyed by the search key and the terminal flag) and the
-rules are the Descent core's (``search_ext.descent_core``, shared with the self-play pool
-``search_ext.selfplay.SelfPlayPool``); this module drives them for one game: a recursive iteration
-with a synchronous evaluator, the final decisions, the proofs, and tree learning's examples. The
-tree is kept across the moves of one game (``reset()`` between games).
+rules, and the iteration itself (``descent_core.Walk``, resumable), are the Descent core's, shared
+with the self-play pool ``search_ext.selfplay.SelfPlayPool``; this module drives them for one game:
+synchronously with its evaluator (``search``), or in steps whose children a driver values in one
+network call shared with other games (``search_begin``, ``search_step``, ``search_supply``:
+``descent.batched``), and makes the final decisions and keeps the proofs. The tree is kept across
+the moves of one game (``reset()`` between games). Self-play and tree learning are the pool's.
 
 Values are stored from the FIRST player's point of view (so one table serves both players and the
 tree survives a change of the player to move); every rule converts to the view it needs. Nothing
 assumes that players alternate: each node records its own player to move.
 """
 from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy, memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 import numpy as np
 
+
 from games._state cimport State
 from games import validate
-from games.validate import count, rng_arg, search_call, state_arg
+from games.validate import count, search_call, state_arg
 from search_ext.evaluators import check_evaluator
 from games._typedefs cimport action_t, uint64_t
 from search_ext.evaluators cimport Evaluator, ZeroEvaluator
 from search_ext.descent_core cimport (
-    Examples, Node, Rules, Table, UNPROVEN, RULE_MINIMAX, examples_free, harvest, skey, same_state,
-    set_terminal, child_node, select, backup, choose_edge)
+    Node, Table, Walk, UNPROVEN, RULE_MINIMAX, WALK_DONE, WALK_EVAL, WALK_FULL, skey, select, backup)
 from search_ext.descent_core import RULES, BYTES_PER_STATE
 
 from games.errors import GameError
@@ -36,9 +37,11 @@ DECISIONS = ("best", "safe")
 
 
 cdef enum:
-    QUEUED = 2
     OUT_OF_MEMORY = -2
     EVAL_FAILED = -1
+    PUMP_DONE = 0
+    PUMP_EVAL = 1
+    PUMP_FULL = -3
 
 
 cdef inline double now() noexcept nogil:
@@ -64,7 +67,7 @@ cdef class BestFirstSearch:
     (expand to terminal states each iteration), ``evaluator``, ``decision`` (best | safe: the final
     move), ``take_proven_wins`` with ``proven_win_depth`` (-1: any depth) for Minibal, the memory
     caps ``max_nodes`` (states) and ``max_mb`` (megabytes; ``None``: no cap of that kind), and
-    ``keep_tree`` (keep the whole game's tree, for tree learning; by default, when the root moves
+    ``keep_tree`` (keep every state searched, whatever the root; by default, when the root moves
     on, only the new root's subtree is kept and the rest freed).
 
     When the table is full, the least visited subtrees are cut back to their root state (which keeps
@@ -85,11 +88,9 @@ cdef class BestFirstSearch:
     cdef int root                      # node of the last searched state; -1 none
 
     cdef Table t                       # the tree (the core's transposition table)
-    cdef Rules rules                   # the rule, the balanced player, proofs on
+    cdef Walk w                        # the core's walk over it (its rules: the rule, the balanced
+                                       # player, proofs on)
 
-    cdef action_t* scratch             # legal actions of the state being expanded
-    cdef action_t* eval_actions
-    cdef int* eval_nodes
     cdef float* enc
     cdef float* values
     cdef int enc_size
@@ -100,6 +101,10 @@ cdef class BestFirstSearch:
     cdef readonly bint last_cut_short      # the last search stopped before its budget (memory)
     cdef readonly bint memory_full         # the last search reached the table's cap
     cdef readonly long collections         # times the table was cut back because it was full
+    # the search in progress (``_begin``, ``pump``)
+    cdef bint active, in_iter, collected
+    cdef long it, max_it
+    cdef double budget_s, clock
 
     def __init__(self, game, rule="minimax", bint descent=False, evaluator=None,
                  decision="best", bint take_proven_wins=False, proven_win_depth=-1,
@@ -128,23 +133,23 @@ cdef class BestFirstSearch:
         self.limit_nodes = min(self.max_nodes, MAX_INDEX)
         if max_mb is not None:
             self.limit_nodes = min(self.limit_nodes, max(16, <long>(max_mb * 1048576.0 / BYTES_PER_STATE)))
-        self.rules.rule = self.rule
-        self.rules.proofs = True
         self.t = Table(self.limit_nodes, 2 * self.limit_nodes)
         h, w, c = game.planes_shape
         self.enc_size = h * w * c
         n = game.branching
-        self.scratch = <action_t*>malloc(sizeof(action_t) * n)
-        self.eval_actions = <action_t*>malloc(sizeof(action_t) * n)
-        self.eval_nodes = <int*>malloc(sizeof(int) * n)
+        cdef State s0 = game.new_state()
+        self.w = Walk(self.t, n, s0.max_plies + 4, self.enc_size)   # a path never longer than a game
+        self.w.rules.rule = self.rule
+        self.w.rules.proofs = True
+        self.w.descent = descent
+        self.w.encode = self.evaluator.needs_encoding
         self.values = <float*>malloc(sizeof(float) * n)
         self.enc = <float*>malloc(sizeof(float) * n * self.enc_size)
-        if not (self.scratch and self.eval_actions and self.eval_nodes and self.values and self.enc):
+        if not (self.values and self.enc):
             raise MemoryError()
         self.root = -1
 
     def __dealloc__(self):
-        free(self.scratch); free(self.eval_actions); free(self.eval_nodes)
         free(self.values); free(self.enc)
 
     cdef int _alloc_table(self, long cap) except -1:
@@ -159,7 +164,7 @@ cdef class BestFirstSearch:
     def reset(self):
         """Forget the tree (call between games) and free its memory."""
         self._alloc_table(1024)
-        self.rules.balanced = -1
+        self.w.rules.balanced = -1
         self.iterations_done = 0
         self.seconds_used = 0.0
         self.evaluations = 0
@@ -274,126 +279,6 @@ cdef class BestFirstSearch:
         return -1 if self.t.crowded() else root
 
     # ---- iteration -----------------------------------------------------------------------------
-    cdef int expand(self, State s, int idx) noexcept nogil:
-        """Create and value the children of `idx`. A child is marked evaluated only once its value
-        is in: an expansion cut short (memory, evaluator) leaves no child valued 0 by mistake."""
-        cdef int n = s.legal_actions(self.scratch)
-        cdef long first = self.t.alloc_edges(n)
-        if first < 0:
-            return OUT_OF_MEMORY
-        cdef int i, child, n_eval = 0, rc
-        cdef bint created
-        cdef Node* ch
-        cdef action_t a
-        for i in range(n):
-            a = self.scratch[i]
-            s.apply(a)
-            child = child_node(self.t, s, False, &created)
-            if child < 0:
-                s.undo()
-                self.unqueue(n_eval)
-                return OUT_OF_MEMORY
-            ch = &self.t.nodes[child]
-            if not ch.terminal and not ch.evaluated:
-                ch.evaluated = QUEUED               # once per batch, even if two actions lead here
-                if self.evaluator.needs_encoding:
-                    s.encode(self.enc + <long>n_eval * self.enc_size)
-                self.eval_actions[n_eval] = a
-                self.eval_nodes[n_eval] = child
-                n_eval += 1
-            s.undo()
-            self.t.edges[first + i].action = a
-            self.t.edges[first + i].child = child
-            self.t.edges[first + i].n = 0
-        if n_eval > 0:
-            rc = self.evaluator.evaluate(s, self.eval_actions, n_eval, self.enc, self.values)
-            if rc < 0:
-                self.unqueue(n_eval)
-                return EVAL_FAILED
-            self.evaluations += n_eval
-            for i in range(n_eval):
-                ch = &self.t.nodes[self.eval_nodes[i]]
-                ch.v = self.values[i] if ch.player == 0 else -self.values[i]
-                ch.evaluated = 1
-        cdef Node* nd = &self.t.nodes[idx]
-        nd.first_edge = <int>first
-        nd.n_edges = n
-        nd.expanded = 1
-        return 0
-
-    cdef void unqueue(self, int n_eval) noexcept nogil:
-        """An expansion was cut short: its queued children stay unvalued (evaluated later)."""
-        cdef int i
-        for i in range(n_eval):
-            self.t.nodes[self.eval_nodes[i]].evaluated = 0
-
-    cdef int relink(self, State s, int e) noexcept nogil:
-        """Edge `e` leads to `s` (already played) but its child node is not `s`'s: point it to
-        the node of `s` (created and valued when absent)."""
-        cdef bint created
-        cdef int child = child_node(self.t, s, False, &created)
-        if child < 0:
-            return OUT_OF_MEMORY
-        cdef Node* ch = &self.t.nodes[child]
-        cdef action_t a
-        cdef int rc
-        if not ch.terminal and not ch.evaluated:
-            a = s.undo()
-            if self.evaluator.needs_encoding:
-                s.apply(a)
-                s.encode(self.enc)
-                s.undo()
-            self.eval_actions[0] = a
-            rc = self.evaluator.evaluate(s, self.eval_actions, 1, self.enc, self.values)
-            s.apply(a)
-            if rc < 0:
-                return EVAL_FAILED
-            self.evaluations += 1
-            ch = &self.t.nodes[child]
-            ch.v = self.values[0] if ch.player == 0 else -self.values[0]
-            ch.evaluated = 1
-        self.t.edges[e].child = child
-        return child
-
-    cdef int iterate(self, State s, int idx) noexcept nogil:
-        """One iteration from the state `s` whose node is `idx` (< 0: out of memory or the
-        evaluator failed; the tree stays consistent)."""
-        cdef Node* nd = &self.t.nodes[idx]
-        cdef int e, rc, child
-        if s._terminal:
-            if not nd.evaluated:
-                set_terminal(nd, s)
-            return 0
-        if nd.r:
-            return 0
-        if not nd.expanded:
-            rc = self.expand(s, idx)
-            if rc < 0:
-                return rc
-            if not self.descent:
-                backup(self.t, &self.rules, idx)
-                return 0
-        e = select(self.t, &self.rules, idx, True)
-        if e < 0:
-            backup(self.t, &self.rules, idx)
-            return 0
-        s.apply(self.t.edges[e].action)
-        child = self.t.edges[e].child
-        # follow the current state's key, not only the index stored on the edge
-        if not same_state(&self.t.nodes[child], s):
-            child = self.relink(s, e)
-            if child < 0:
-                s.undo()
-                return child
-        self.t.edges[e].n = self.t.edges[e].n + 1
-        rc = self.iterate(s, child)
-        s.undo()
-        if rc < 0 and not self.descent:
-            self.t.edges[e].n = self.t.edges[e].n - 1        # nothing below changed: as if never selected
-            return rc
-        backup(self.t, &self.rules, idx)
-        return rc
-
     cdef int root_of(self, State s) except -2:
         """The node of `s` (created when absent; the table is emptied first when it is full)."""
         cdef bint created
@@ -421,7 +306,17 @@ cdef class BestFirstSearch:
         iterations run. When the root moved on since the last search, only its subtree is kept
         (unless ``keep_tree``); when the table fills, its least visited parts are cut back; when
         even that cannot make room, the search stops early (``last_cut_short``)."""
-        search_call(state, self.game, seconds, "bestfirst.search")
+        if not self._begin(state, iterations, seconds, "bestfirst.search"):
+            return 0
+        self.pump(self.enc, True)
+        return self.last_iterations
+
+    # ---- the search, resumable: the same walk driven synchronously or in batches ----------------
+    cdef bint _begin(self, State state, long iterations, double seconds, str what) except -1:
+        """Start a search from ``state`` (see ``search``); False when there is nothing to search
+        (the game is over)."""
+        search_call(state, self.game, seconds, what)
+        self._drop()
         if iterations <= 0 and seconds <= 0.0:
             raise ValueError("give a budget: iterations > 0 or seconds > 0")
         if state.game.spec != self.game.spec:
@@ -429,64 +324,166 @@ cdef class BestFirstSearch:
         self.last_iterations = 0
         self.last_cut_short = False
         self.memory_full = False
+        self.active = False
         if state._terminal:
-            return 0
+            return False
         if self.rule != RULE_MINIMAX:
-            if self.rules.balanced < 0:
-                self.rules.balanced = state._player
-            elif self.rules.balanced != state._player:
+            if self.w.rules.balanced < 0:
+                self.w.rules.balanced = state._player
+            elif self.w.rules.balanced != state._player:
                 # the tree holds another balanced player's values: start afresh
                 self._alloc_table(1024)
-                self.rules.balanced = state._player
+                self.w.rules.balanced = state._player
         cdef State s = state.clone()
+        self.w.cur = s
         cdef int root = self.root_of(s)
         if root != self.root and not self.keep_tree and self.root >= 0:
             root = self.compact(root)
         self.root = root
-        cdef long it = 0
-        cdef double t0 = now(), deadline = t0 + seconds
-        cdef int rc = 0
-        cdef bint use_time = seconds > 0.0
-        cdef long max_it = iterations if iterations > 0 else -1
-        cdef bint collected = False
+        self.it = 0
+        self.max_it = iterations if iterations > 0 else -1
+        self.budget_s = seconds
+        self.clock = 0.0
+        self.collected = False
+        self.in_iter = False
+        self.active = True
+        return True
+
+    cdef void _drop(self):
+        """Give up a stepped search left in the middle of an iteration (its driver went away): the
+        iteration is undone (its queued children unvalued, its counts given back)."""
+        if self.active and self.in_iter:
+            self.w.abort()
+        self.in_iter = False
+        self.active = False
+
+    cdef int _pump(self, float* enc, bint sync) noexcept nogil:
+        """Run the search's iterations until it is over (PUMP_DONE), the table is full (PUMP_FULL),
+        the evaluator failed (EVAL_FAILED) or, unless `sync` (then the evaluator values them at
+        once), children wait for values (PUMP_EVAL: ``w.n_pend`` of them encoded to `enc`). The
+        time spent is added to ``clock``."""
+        cdef double t0 = now()
+        cdef int rc
+        cdef bint use_time = self.budget_s > 0.0
+        while True:
+            if not self.in_iter:
+                self.w.begin(self.root)
+                self.in_iter = True
+            rc = self.w.step(enc)
+            if rc == WALK_EVAL:
+                if not sync:
+                    self.clock += now() - t0
+                    return PUMP_EVAL
+                rc = self.evaluator.evaluate(self.w.cur, self.w.pend_acts, self.w.n_pend, enc, self.values)
+                if rc < 0:
+                    self.w.abort()
+                    self.in_iter = False
+                    self.clock += now() - t0
+                    return EVAL_FAILED
+                self.evaluations += self.w.n_pend
+                self.w.supply(self.values)
+                continue
+            self.in_iter = False
+            if rc == WALK_FULL:
+                self.clock += now() - t0
+                return PUMP_FULL
+            self.it += 1
+            self.collected = False
+            if (self.t.nodes[self.root].r or (self.max_it > 0 and self.it >= self.max_it)
+                    or (use_time and self.clock + (now() - t0) >= self.budget_s)):
+                self.clock += now() - t0
+                return PUMP_DONE
+
+    cdef int pump(self, float* enc, bint sync) except -2:
+        """``_pump`` and what needs the interpreter: a full table is cut back (``collect``) and the
+        search goes on, or stops (``last_cut_short``) when that frees too little; at the end the
+        counts are updated. Returns the pending children (> 0) or 0 when the search is over."""
+        cdef int rc
+        cdef int root
         while True:
             with nogil:
-                while True:
-                    rc = self.iterate(s, root)
-                    if rc < 0:
-                        break
-                    it += 1
-                    collected = False
-                    if self.t.nodes[root].r:
-                        break
-                    if max_it > 0 and it >= max_it:
-                        break
-                    if use_time and now() >= deadline:
-                        break
-            if rc != OUT_OF_MEMORY:
+                rc = self._pump(enc, sync)
+            if rc == PUMP_EVAL:
+                return self.w.n_pend
+            if rc != PUMP_FULL:
                 break
             # the table is full: cut back its least visited parts and go on
             self.memory_full = True
-            if collected:
-                root = -1
-            else:
-                root = self.collect(self.root)
+            root = -1 if self.collected else self.collect(self.root)
             if root < 0:
-                root = self.root
                 self.last_cut_short = True
                 break
-            self.root = root
-            collected = True
-            if use_time and now() >= deadline:
+            self.collected = True
+            if self.budget_s > 0.0 and self.clock >= self.budget_s:
                 break
-        self.root = root
-        self.iterations_done += it
-        self.last_iterations = it
-        self.seconds_used += now() - t0
+        self.active = False
+        self.iterations_done += self.it
+        self.last_iterations = self.it
+        self.seconds_used += self.clock
         if rc == EVAL_FAILED:
             err, self.evaluator.error = self.evaluator.error, None
             raise SearchError(f"the evaluator failed: {err!r}") from err
-        return it
+        return 0
+
+    def search_begin(self, state, iterations=0, seconds=0.0):
+        """Start a search that a driver runs in steps (``search_step``, ``search_supply``), valuing
+        the children it asks for with its own network call, shared with other searches (the
+        batched game driver, ``descent.batched``). The budget is ``search``'s; the time budget
+        counts the time of the steps plus what ``search_charge`` adds (the driver's share of its
+        network calls). Returns False when there is nothing to search (the game is over)."""
+        return self._begin(state_arg(state, self.game, 'bestfirst.search_begin'),
+                           count(iterations, 'bestfirst.search_begin: iterations', 0),
+                           validate.seconds(seconds, 'bestfirst.search_begin: seconds', allow_zero=True),
+                           "bestfirst.search_begin")
+
+    def search_step(self, batch, offset):
+        """Run the search begun by ``search_begin`` until it needs values or is over. Returns the
+        number n of children waiting for values, their planes written to ``batch[offset:offset+n]``
+        (``batch``: a C-contiguous float32 array (N, H, W, C), room for ``game.branching`` states
+        from ``offset``), or 0 when the search is over (then ``best_action``). Requires an
+        evaluator that reads planes (a network's)."""
+        if not isinstance(batch, np.ndarray) or batch.dtype != np.float32 or batch.ndim != 4 \
+                or not batch.flags.c_contiguous or batch.shape[1:] != tuple(self.game.planes_shape):
+            raise GameError(f"bestfirst.search_step: batch must be a C-contiguous float32 array of shape "
+                            f"(N, {', '.join(map(str, self.game.planes_shape))})")
+        offset = validate.integer(offset, "bestfirst.search_step: offset", 0, 2 ** 31 - 1)
+        if offset + self.game.branching > batch.shape[0]:
+            raise GameError("bestfirst.search_step: the batch has no room for the children at this offset")
+        if not self.active:
+            raise GameError("bestfirst.search_step: no search in progress (search_begin first)")
+        if not self.evaluator.needs_encoding:
+            raise GameError("bestfirst.search_step: the evaluator reads no planes (a network's does)")
+        return self._step(batch, offset)
+
+    def _step(self, float[:, :, :, ::1] batch, int offset):
+        return self.pump(&batch[offset, 0, 0, 0], False)
+
+    def search_supply(self, values, offset):
+        """Hand the values of the children asked for by the last ``search_step`` to the search
+        (``values[offset:offset+n]``: a float32 vector, each from its state's mover's point of
+        view)."""
+        if not isinstance(values, np.ndarray) or values.dtype != np.float32 or values.ndim != 1 \
+                or not values.flags.c_contiguous:
+            raise GameError("bestfirst.search_supply: values must be a contiguous float32 vector")
+        offset = validate.integer(offset, "bestfirst.search_supply: offset", 0, 2 ** 31 - 1)
+        if not self.active or self.w.n_pend == 0:
+            raise GameError("bestfirst.search_supply: no values are waiting")
+        if offset + self.w.n_pend > values.shape[0]:
+            raise GameError("bestfirst.search_supply: too few values")
+        self._supply(values, offset)
+
+    def _supply(self, const float[::1] values, int offset):
+        self.evaluations += self.w.n_pend
+        self.w.supply(&values[offset])
+
+    def search_charge(self, seconds):
+        """Add ``seconds`` to the search's clock (its share of a network call made for it)."""
+        self.clock += validate.real(seconds, "bestfirst.search_charge: seconds", 0.0, 1e9)
+
+    @property
+    def searching(self) -> bool:
+        """A search begun by ``search_begin`` is not over yet."""
+        return bool(self.active)
 
     # ---- decisions -----------------------------------------------------------------------------
     cdef int decide(self, int root) noexcept nogil:
@@ -509,7 +506,7 @@ cdef class BestFirstSearch:
             if best >= 0:
                 return best
         if not self.safe_decision:
-            return select(self.t, &self.rules, root, False)
+            return select(self.t, &self.w.rules, root, False)
         # safe decision: proven wins first, proven losses last, then most selected, then value
         for e in range(nd.first_edge, nd.first_edge + nd.n_edges):
             if best < 0:
@@ -541,22 +538,43 @@ cdef class BestFirstSearch:
         """The node of ``state``, expanded (making room when the table is full)."""
         if state._terminal:
             raise GameError("no move in a finished game")
+        self._drop()
         cdef int root = self.root_of(state)
         cdef State s
         cdef int rc
         if not self.t.nodes[root].expanded:
-            s = state.clone()
-            rc = self.expand(s, root)
+            # the walk's expansion alone (the root may be resolved: cut back to its value)
+            self.w.cur = state.clone()
+            rc = self.expand_root(root)
             if rc == OUT_OF_MEMORY:
                 root = self.compact(root)
-                rc = self.expand(s, root)
+                rc = self.expand_root(root)
             if rc == EVAL_FAILED:
                 err, self.evaluator.error = self.evaluator.error, None
                 raise SearchError(f"the evaluator failed: {err!r}") from err
             if rc < 0:
                 return -1
-            backup(self.t, &self.rules, root)
+            backup(self.t, &self.w.rules, root)
         return root
+
+    cdef int expand_root(self, int root) noexcept nogil:
+        """Expand `root` (the walker's state) with the walk's ``expand``, its children valued at
+        once: 0, OUT_OF_MEMORY or EVAL_FAILED."""
+        cdef int rc
+        self.w.begin(root)
+        rc = self.w.expand(root, self.enc)
+        if rc == WALK_FULL:
+            return OUT_OF_MEMORY
+        if rc == WALK_EVAL:
+            rc = self.evaluator.evaluate(self.w.cur, self.w.pend_acts, self.w.n_pend, self.enc, self.values)
+            if rc < 0:
+                self.w.unqueue()
+                return EVAL_FAILED
+            self.evaluations += self.w.n_pend
+            self.w.supply(self.values)
+        self.w.leaf_done = False
+        self.w.path_len = 0
+        return 0
 
     def best_action(self, state):
         """The final decision at ``state`` (searched before; expands it if it never was). Raises
@@ -619,68 +637,3 @@ cdef class BestFirstSearch:
         cdef double s = 1.0 if nd.player == 0 else -1.0
         return {"value": s * nd.v, "completion": int(s * nd.c), "resolved": bool(nd.r),
                 "expanded": bool(nd.expanded)}
-
-    # ---- self-play support (Descent training) -------------------------------------------------------
-    cdef int ordinal_choice(self, int root, double e, double epsilon, uint64_t* rng) noexcept nogil:
-        """Edge index of the move to play at `root`: the core's ``choose_edge`` (the root actions
-        ranked best first by (c, v) in the mover's view, a rank from the ordinal distribution with
-        parameter `e` when `epsilon` < 0, else epsilon-greedy)."""
-        cdef int* order = <int*>malloc(sizeof(int) * self.t.nodes[root].n_edges)
-        cdef int t = choose_edge(self.t, root, e, epsilon, rng, order)
-        free(order)
-        return t
-
-    def choose_selfplay_move(self, state, e, epsilon, rng_state):
-        """The move to play in self-play at the searched ``state`` (see ``ordinal_choice``);
-        ``rng_state`` is a one-element uint64 numpy array, advanced in place."""
-        return self._choose_selfplay_move(state_arg(state, self.game, 'bestfirst.choose_selfplay_move'),
-                                          validate.real(e, 'bestfirst.choose_selfplay_move: e', 0.0, 1e6),
-                                          validate.real(epsilon, 'bestfirst.choose_selfplay_move: epsilon', None, 1.0),
-                                          rng_arg(rng_state))
-
-    def _choose_selfplay_move(self, State state, double e, double epsilon, object rng_state):
-        """The move to play in self-play at the searched ``state`` (see ``ordinal_choice``);
-        ``rng_state`` is a one-element uint64 numpy array, advanced in place."""
-        cdef int root = self.expanded_root(state)
-        if root < 0:
-            self.last_cut_short = True
-            return state.legal_actions_list()[0]
-        cdef uint64_t[::1] r = rng_state
-        return self.t.edges[self.ordinal_choice(root, e, epsilon, &r[0])].action
-
-    def collect_examples(self, start):
-        """Tree learning: every state of the tree below ``start`` that was expanded, and every
-        terminal state reached, as ``(planes, value)`` with the value from the point of view of the
-        player to move in that state (terminal states: f_t). Returns float32 arrays
-        ``x`` (n, H, W, C) and ``y`` (n,), in a deterministic order (depth first: the core's
-        ``harvest``, as the self-play pool emits them)."""
-        return self._collect_examples(state_arg(start, self.game, 'bestfirst.collect_examples'))
-
-    def _collect_examples(self, State start):
-        """Tree learning: every state of the tree below ``start`` that was expanded, and every
-        terminal state reached, as ``(planes, value)`` with the value from the point of view of the
-        player to move in that state (terminal states: f_t). Returns float32 arrays
-        ``x`` (n, H, W, C) and ``y`` (n,), in a deterministic order (depth first: the core's
-        ``harvest``, as the self-play pool emits them)."""
-        cdef State s = start.clone()
-        cdef int root = self.root_of(s)
-        cdef Examples ex
-        memset(&ex, 0, sizeof(Examples))
-        ex.enc_size = self.enc_size
-        cdef int rc
-        with nogil:
-            self.t.mark_reachable(-1)             # every node unmarked
-            rc = harvest(self.t, s, root, s.max_plies + 4, &ex)
-        if rc < 0:
-            examples_free(&ex)
-            raise MemoryError()
-        h, w, c = self.game.planes_shape
-        x = np.empty((ex.n, h, w, c), dtype=np.float32)
-        y = np.empty(ex.n, dtype=np.float32)
-        cdef float[:, :, :, ::1] xv = x
-        cdef float[::1] yv = y
-        if ex.n:
-            memcpy(&xv[0, 0, 0, 0], ex.x, sizeof(float) * ex.n * ex.enc_size)
-            memcpy(&yv[0], ex.y, sizeof(float) * ex.n)
-        examples_free(&ex)
-        return x, y

@@ -38,6 +38,13 @@ cdef struct Edge:
 cdef enum:
     UNPROVEN = 2
     TABLE_NO_MEMORY = -3    # compact/collect: the allocator refused memory (a fatal error for the caller)
+    QUEUED = 2              # Node.evaluated of a child whose value a pending evaluation will supply
+
+# What Walk.step returns.
+cdef enum:
+    WALK_DONE = 0           # the iteration is over (counted); the walker is back at the root
+    WALK_EVAL = 1           # it waits for values: Walk.n_pend children of Walk.cur (see Walk.supply)
+    WALK_FULL = -2          # the table is full: the iteration is undone (not counted), walker at the root
 
 cdef enum:
     RULE_MINIMAX = 0
@@ -73,6 +80,39 @@ cdef class Table:
     cdef int compact(self, int keep) noexcept nogil
     cdef int collect(self, int root) noexcept nogil
     cdef bint crowded(self) noexcept nogil
+
+
+cdef class Walk:
+    """The one Descent-family iteration, resumable (descent_core.pyx): ``begin`` at a root,
+    ``step`` until WALK_DONE or WALK_FULL; on WALK_EVAL the driver values the ``n_pend`` children
+    of ``cur`` reached by ``pend_acts`` (encoded to the buffer given to ``step`` when ``encode``)
+    and hands the values to ``supply`` (or gives up with ``abort``)."""
+    cdef Table t
+    cdef Rules rules
+    cdef bint descent           # expand down to a terminal state (Descent), else one expansion
+    cdef bint encode            # write the pending children's planes to the step's buffer
+    cdef int enc_size
+    cdef State cur              # the walker: the root's state between iterations
+    cdef int* path              # nodes from the root
+    cdef int* path_edge         # path_edge[i]: the edge from path[i - 1] to path[i]
+    cdef int path_len, path_cap
+    cdef action_t* acts         # scratch: legal actions
+    cdef int n_pend             # children waiting for values
+    cdef int* pend_nodes
+    cdef action_t* pend_acts
+    cdef bint pend_relink       # the pending child is an edge's relinked child (edge pend_idx)
+    cdef int pend_idx           # expansion: the node expanded; relink: the edge
+    cdef long pend_first        # expansion: its first edge
+    cdef int pend_n             # expansion: its number of edges
+    cdef bint leaf_done         # an expansion ended the iteration (not Descent)
+    cdef readonly long evaluations   # children valued through supply
+    cdef void begin(self, int root) noexcept nogil
+    cdef int step(self, float* enc) noexcept nogil
+    cdef void supply(self, const float* values) noexcept nogil
+    cdef int abort(self) noexcept nogil
+    cdef int finish(self, bint counted) noexcept nogil
+    cdef int expand(self, int idx, float* enc) noexcept nogil
+    cdef void unqueue(self) noexcept nogil
 
 
 cdef struct Examples:
@@ -116,12 +156,12 @@ cdef inline void set_terminal(Node* nd, State s) noexcept nogil:
     nd.evaluated = 1
 
 
-cdef inline int child_node(Table t, State s, bint revalue, bint* created) noexcept nogil:
+cdef inline int child_node(Table t, State s, bint* created) noexcept nogil:
     """The node of `s` (the state an action just reached), created when absent; -1 when the table
-    is full. A terminal state's node is valued by ``set_terminal``: once, or with `revalue` each
-    time (the self-play pool's policy)."""
+    is full. A terminal state's node is valued by ``set_terminal`` once, when the search first
+    reaches it (docs/ALGORITHMS.md, "One walk": never revalued under parents backed up with it)."""
     cdef int idx = t.lookup(skey(s), s._terminal, s._player, created)
-    if idx >= 0 and s._terminal and (revalue or not t.nodes[idx].evaluated):
+    if idx >= 0 and s._terminal and not t.nodes[idx].evaluated:
         set_terminal(&t.nodes[idx], s)
     return idx
 

@@ -345,6 +345,204 @@ cdef class Table:
         return self.n_nodes > (3 * self.limit_nodes) // 4 or self.n_edges > (3 * self.limit_edges) // 4
 
 
+# ---- the one walk: a Descent-family iteration, resumable ------------------------------------------
+
+cdef class Walk:
+    """One iteration of Unbounded Minimax / Minibal (one expansion) or Descent (expansions down to
+    a terminal or resolved state), written once and resumable, for every driver: the agents'
+    ``BestFirstSearch`` values the pending children at once with its evaluator; the self-play pool
+    and the batched game driver gather the pending children of many games into one network call.
+
+    ``begin(root)`` starts an iteration at the node `root` of ``cur`` (the walker, set by the
+    driver: it is moved down and back, and is at the root again when ``step`` returns WALK_DONE or WALK_FULL).
+    ``step(enc)`` runs until the iteration is over (WALK_DONE: counted), the table is full
+    (WALK_FULL: undone, not counted) or values are needed (WALK_EVAL: the ``n_pend`` children of
+    ``cur`` reached by ``pend_acts``, encoded to `enc` when ``encode``); ``supply(values)`` (each
+    child's value in its mover's view) resumes it, ``abort()`` gives it up (WALK_FULL's undoing).
+
+    The decisions (docs/ALGORITHMS.md, "One walk"): an edge's count rises when the walk passes it
+    (after a relink) and falls back when the iteration is undone; a child reached by two actions
+    of one expansion is valued once (QUEUED); a relinked child is valued before the walk goes on
+    (every child an edge points to has a value); a terminal node is valued once (``child_node``)."""
+
+    def __cinit__(self, Table t, int branching, int path_cap, int enc_size):
+        self.t = t
+        self.rules.rule = RULE_MINIMAX
+        self.rules.balanced = -1
+        self.rules.proofs = False
+        self.enc_size = enc_size
+        self.path_cap = path_cap
+        self.path = <int*>malloc(sizeof(int) * path_cap)
+        self.path_edge = <int*>malloc(sizeof(int) * path_cap)
+        self.acts = <action_t*>malloc(sizeof(action_t) * branching)
+        self.pend_nodes = <int*>malloc(sizeof(int) * branching)
+        self.pend_acts = <action_t*>malloc(sizeof(action_t) * branching)
+        if not (self.path and self.path_edge and self.acts and self.pend_nodes and self.pend_acts):
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.path); free(self.path_edge); free(self.acts)
+        free(self.pend_nodes); free(self.pend_acts)
+
+    cdef void begin(self, int root) noexcept nogil:
+        self.path[0] = root
+        self.path_len = 1
+        self.n_pend = 0
+        self.leaf_done = False
+
+    cdef int finish(self, bint counted) noexcept nogil:
+        """End the iteration: an undone one (not `counted`) gives its edges' counts back first;
+        then the expanded nodes of the path are backed up, deepest first, and the walker climbs
+        back to the root."""
+        cdef int i
+        if not counted:
+            for i in range(1, self.path_len):
+                self.t.edges[self.path_edge[i]].n = self.t.edges[self.path_edge[i]].n - 1
+        for i in range(self.path_len - 1, -1, -1):
+            if self.t.nodes[self.path[i]].expanded:
+                backup(self.t, &self.rules, self.path[i])
+        for i in range(self.path_len - 1):
+            self.cur.undo()
+        self.path_len = 0
+        self.n_pend = 0
+        return WALK_DONE if counted else WALK_FULL
+
+    cdef void unqueue(self) noexcept nogil:
+        """Pending children go back to unvalued (valued by a later expansion)."""
+        cdef int i
+        for i in range(self.n_pend):
+            if self.t.nodes[self.pend_nodes[i]].evaluated == QUEUED:
+                self.t.nodes[self.pend_nodes[i]].evaluated = 0
+        self.n_pend = 0
+
+    cdef int expand(self, int idx, float* enc) noexcept nogil:
+        """Create the children of `idx` (the walker's state): WALK_DONE when none needs a value (the
+        node is expanded), WALK_EVAL when some do (queued, encoded), WALK_FULL (nothing linked)."""
+        cdef int n = self.cur.legal_actions(self.acts)
+        cdef long first = self.t.alloc_edges(n)
+        if first < 0:
+            return WALK_FULL
+        cdef int i, child
+        cdef bint created
+        cdef Node* ch
+        cdef action_t a
+        self.n_pend = 0
+        for i in range(n):
+            a = self.acts[i]
+            self.cur.apply(a)
+            child = child_node(self.t, self.cur, &created)
+            if child < 0:
+                self.cur.undo()
+                self.unqueue()
+                return WALK_FULL
+            ch = &self.t.nodes[child]
+            if not ch.terminal and not ch.evaluated:
+                ch.evaluated = QUEUED              # once, even if two actions lead here
+                if self.encode:
+                    self.cur.encode(enc + <long>self.n_pend * self.enc_size)
+                self.pend_acts[self.n_pend] = a
+                self.pend_nodes[self.n_pend] = child
+                self.n_pend += 1
+            self.cur.undo()
+            self.t.edges[first + i].action = a
+            self.t.edges[first + i].child = child
+            self.t.edges[first + i].n = 0
+        self.pend_relink = False
+        self.pend_idx = idx
+        self.pend_first = first
+        self.pend_n = n
+        if self.n_pend > 0:
+            return WALK_EVAL
+        self.supply(NULL)
+        return WALK_DONE
+
+    cdef void supply(self, const float* values) noexcept nogil:
+        cdef int i, e
+        cdef Node* ch
+        cdef Node* nd
+        for i in range(self.n_pend):
+            ch = &self.t.nodes[self.pend_nodes[i]]
+            ch.v = values[i] if ch.player == 0 else -values[i]
+            ch.evaluated = 1
+        self.evaluations += self.n_pend
+        self.n_pend = 0
+        if self.pend_relink:
+            e = self.pend_idx
+            self.cur.apply(self.pend_acts[0])
+            self.t.edges[e].child = self.pend_nodes[0]
+            self.t.edges[e].n = self.t.edges[e].n + 1
+            self.path_edge[self.path_len] = e
+            self.path[self.path_len] = self.pend_nodes[0]
+            self.path_len += 1
+            return
+        nd = &self.t.nodes[self.pend_idx]
+        nd.first_edge = <int>self.pend_first
+        nd.n_edges = self.pend_n
+        nd.expanded = 1
+        if not self.descent:
+            self.leaf_done = True
+
+    cdef int abort(self) noexcept nogil:
+        """Give the iteration up (the values will not come): as a full table's."""
+        self.unqueue()
+        return self.finish(False)
+
+    cdef int step(self, float* enc) noexcept nogil:
+        cdef int idx, e, child, rc
+        cdef bint created
+        cdef Node* nd
+        cdef Node* ch
+        cdef action_t a
+        while True:
+            if self.leaf_done:
+                self.leaf_done = False
+                return self.finish(True)
+            idx = self.path[self.path_len - 1]
+            nd = &self.t.nodes[idx]
+            if self.cur._terminal:
+                if not nd.evaluated:
+                    set_terminal(nd, self.cur)
+                return self.finish(True)
+            if nd.r:
+                return self.finish(True)
+            if not nd.expanded:
+                rc = self.expand(idx, enc)
+                if rc == WALK_FULL:
+                    return self.finish(False)
+                if rc == WALK_EVAL:
+                    return WALK_EVAL
+                continue                       # expanded (leaf_done without Descent)
+            e = select(self.t, &self.rules, idx, True)
+            if e < 0 or self.path_len >= self.path_cap:
+                return self.finish(True)
+            a = self.t.edges[e].action
+            self.cur.apply(a)
+            child = self.t.edges[e].child
+            if not same_state(&self.t.nodes[child], self.cur):
+                # follow the current state's key, not only the index stored on the edge
+                child = child_node(self.t, self.cur, &created)
+                if child < 0:
+                    self.cur.undo()
+                    return self.finish(False)
+                ch = &self.t.nodes[child]
+                if not ch.terminal and not ch.evaluated:
+                    ch.evaluated = QUEUED
+                    if self.encode:
+                        self.cur.encode(enc)
+                    self.cur.undo()
+                    self.pend_nodes[0] = child
+                    self.pend_acts[0] = a
+                    self.n_pend = 1
+                    self.pend_relink = True
+                    self.pend_idx = e
+                    return WALK_EVAL
+                self.t.edges[e].child = child
+            self.t.edges[e].n = self.t.edges[e].n + 1
+            self.path_edge[self.path_len] = e
+            self.path[self.path_len] = child
+            self.path_len += 1
+
+
 # ---- tree learning: the examples of a tree -------------------------------------------------------
 
 cdef int examples_add(Examples* ex, State s, float value) noexcept nogil:

@@ -2,15 +2,14 @@
 
 ``SelfPlayPool`` keeps ``games_in_flight`` games going. Each game has its own search tree (the
 Descent core's transposition table, ``search_ext.descent_core.Table``, kept across the game's
-moves) and runs Descent (docs/ALGORITHMS.md section 5) with the core's rules (Unbounded Minimax with
-completion: ``select``, ``backup``, ``child_node``): every iteration goes down from the root,
-expanding each unexpanded state it meets, along the best unresolved child by (completion, value,
-count) in the mover's view, until a terminal or resolved state; then the values and resolutions are
-backed up along the path. Unlike ``search_ext.bestfirst.BestFirstSearch`` (the agents' search,
-recursive, with a synchronous evaluator), the iteration here is an explicit state machine (a path
-stack, no recursion): when it needs the values of an expansion's children it stops, the pool
+moves) and runs Descent (docs/ALGORITHMS.md section 5) through the core's one resumable walk
+(``search_ext.descent_core.Walk``, the same as ``search_ext.bestfirst.BestFirstSearch``'s) with the
+rules of Unbounded Minimax with completion: every iteration goes down from the root, expanding each
+unexpanded state it meets, along the best unresolved child by (completion, value, count) in the
+mover's view, until a terminal or resolved state; then the values and resolutions are backed up
+along the path. When the walk needs the values of an expansion's children it stops, the pool
 gathers the pending children of every game into one batch, calls ``evaluate`` (a Python callback:
-search knows nothing of the network behind it) once, writes the values back, and every game
+search knows nothing of the network behind it) once, hands the values back, and every game
 resumes. Games finish and start independently. No proofs are kept (self-play needs none).
 
 Move choice (the core's ``choose_edge``): after ``iterations`` iterations (or ``seconds``, or a
@@ -36,9 +35,8 @@ with its length: chess, ~5 KB an example). Harvests that dropped states are coun
 
 History: a terminal state is keyed apart from a non-terminal state of the same key (the table
 matches the terminal flag too: a repetition draw or a ply-cap draw never shares a node with the same
-position elsewhere in the tree), and a terminal child is valued again by the terminal evaluation
-each time an expansion reaches it; the iteration follows the current state's key, not only the
-child index stored on the edge.
+position elsewhere in the tree); the walk follows the current state's key, not only the child index
+stored on the edge (docs/ALGORITHMS.md, "One walk").
 """
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 from libc.stdlib cimport malloc, free, realloc
@@ -51,8 +49,8 @@ import numpy as np
 from games._state cimport State
 from games._typedefs cimport action_t, hash_t, uint64_t, rng_below
 from search_ext.descent_core cimport (
-    Examples, Node, Rules, Table, TABLE_NO_MEMORY, RULE_MINIMAX, examples_free, harvest, skey,
-    same_state, child_node, select, backup, choose_edge)
+    Examples, Node, Table, Walk, TABLE_NO_MEMORY, RULE_MINIMAX, WALK_DONE, WALK_EVAL, examples_free,
+    harvest, skey, choose_edge)
 from search_ext.descent_core import ordinal_probabilities, sample_ranks
 from games import validate
 from games.errors import GameError
@@ -66,12 +64,6 @@ cdef enum:
     ADV_EVAL = 1        # the game waits for the values of an expansion's children
     ADV_DONE = 2        # the game is over
     ADV_OOM = -1        # memory could not be allocated (malloc failed)
-
-cdef enum:
-    EXP_DONE = 0
-    EXP_PENDING = 1
-    EXP_FULL = -2
-
 
 cdef inline double now() noexcept nogil:
     cdef timespec ts
@@ -100,14 +92,13 @@ cdef class Slot:
     cdef int base_ply
     cdef int compactions
     cdef Table tree
+    cdef Walk walk               # the core's walk over the tree (Descent, Unbounded Minimax rules)
     cdef int root
-    cdef int* path
-    cdef int path_len, path_cap
+    cdef int path_cap
     cdef bint in_iter
     cdef long iters_move
     cdef double move_t0
-    cdef int pending_node, pending_n, pending_off
-    cdef int* pending
+    cdef int pending_n, pending_off
     cdef int* kids
     cdef action_t* acts
     cdef uint64_t rng
@@ -130,22 +121,25 @@ cdef class Slot:
         self.s = info.new_state()
         n = info.branching
         self.path_cap = self.s.max_plies + 4
-        self.path = <int*>malloc(sizeof(int) * self.path_cap)
-        self.pending = <int*>malloc(sizeof(int) * n)
+        h, w, c = info.planes_shape
+        self.walk = Walk(self.tree, n, self.path_cap, h * w * c)
+        self.walk.rules.rule = RULE_MINIMAX
+        self.walk.rules.balanced = -1
+        self.walk.rules.proofs = False       # self-play needs no proofs
+        self.walk.descent = True
+        self.walk.encode = True
         self.kids = <int*>malloc(sizeof(int) * n)
         self.acts = <action_t*>malloc(sizeof(action_t) * n)
         self.moves = <action_t*>malloc(sizeof(action_t) * self.path_cap)
         self.root_values = <float*>malloc(sizeof(float) * self.path_cap)
         self.movers = <signed char*>malloc(self.path_cap)
-        if not (self.path and self.pending and self.kids and self.acts and self.moves
+        if not (self.kids and self.acts and self.moves
                 and self.root_values and self.movers):
             raise MemoryError()
-        h, w, c = info.planes_shape
         self.ex.enc_size = h * w * c
-        self.pending_node = -1
 
     def __dealloc__(self):
-        free(self.path); free(self.pending); free(self.kids); free(self.acts)
+        free(self.kids); free(self.acts)
         free(self.moves); free(self.root_values); free(self.movers)
         examples_free(&self.ex)
 
@@ -172,7 +166,6 @@ cdef class SelfPlayPool:
     cdef readonly long eval_calls, eval_states, rounds, abandoned
     cdef readonly long games_finished, plies_finished, iterations_finished
     cdef int n_live
-    cdef Rules rules                 # Unbounded Minimax with completion, no proofs
 
     def __init__(self, info, evaluate, iterations=50, seconds=0.0, games_in_flight=1,
                  max_nodes=2_000_000, compact_at=-1, max_example_bytes=0):
@@ -190,9 +183,6 @@ cdef class SelfPlayPool:
                             f"(twice the branching factor and some), got {max_nodes}")
         self.info = info
         self.evaluate = evaluate
-        self.rules.rule = RULE_MINIMAX
-        self.rules.balanced = -1
-        self.rules.proofs = False
         self.iterations = iterations
         self.seconds = seconds
         self.games_in_flight = games_in_flight
@@ -245,6 +235,7 @@ cdef class SelfPlayPool:
         seed, e, epsilon, tag = params
         g.s = self.info.new_state()
         g.cur = g.s.clone()
+        g.walk.cur = g.cur
         g.base = g.s.clone()
         g.tree.clear()
         g.tree.peak_nodes = 0
@@ -261,7 +252,7 @@ cdef class SelfPlayPool:
         g.iters_move = 0
         g.move_t0 = now()
         g.t_start = g.move_t0
-        g.pending_node = -1
+        g.pending_n = 0
         g.full = False
         g.active = True
         g.plies = 0
@@ -306,70 +297,10 @@ cdef class SelfPlayPool:
         examples_free(&g.ex)       # what is left of the buffer (handed over above: nothing)
         return out
 
-    # ---- the Descent iteration, resumable (the rules are the core's) ------------------------------
-    cdef int expand_begin(self, Slot g, int idx, float* batch, int off) noexcept nogil:
-        """Create the children of node `idx` (state g.cur); encode the unevaluated ones into the
-        batch from slot `off`. EXP_DONE (no evaluation needed), EXP_PENDING, or EXP_FULL (nothing
-        linked; children created so far stay unevaluated)."""
-        cdef int n = g.cur.legal_actions(g.acts)
-        cdef int i, child, n_eval = 0
-        cdef bint created
-        cdef Node* ch
-        for i in range(n):
-            g.cur.apply(g.acts[i])
-            child = child_node(g.tree, g.cur, True, &created)   # terminal: (re)valued at this ply
-            if child < 0:
-                g.cur.undo()
-                return EXP_FULL
-            ch = &g.tree.nodes[child]
-            if not ch.terminal and not ch.evaluated:
-                g.cur.encode(batch + <long>(off + n_eval) * self.enc_size)
-                g.pending[n_eval] = child
-                n_eval += 1
-            g.cur.undo()
-            g.kids[i] = child
-        cdef long first = g.tree.alloc_edges(n)
-        if first < 0:
-            return EXP_FULL
-        for i in range(n):
-            g.tree.edges[first + i].action = g.acts[i]
-            g.tree.edges[first + i].child = g.kids[i]
-            g.tree.edges[first + i].n = 0
-        g.tree.nodes[idx].first_edge = <int>first
-        g.tree.nodes[idx].n_edges = n
-        if n_eval > 0:
-            g.pending_node = idx
-            g.pending_n = n_eval
-            g.pending_off = off
-            return EXP_PENDING
-        g.tree.nodes[idx].expanded = 1
-        return EXP_DONE
-
+    # ---- the Descent iteration: the core's walk, resumable ----------------------------------------
     cdef void finish_eval(self, Slot g, const float* values) noexcept nogil:
-        cdef int i
-        cdef Node* ch
-        cdef float v
-        for i in range(g.pending_n):
-            ch = &g.tree.nodes[g.pending[i]]
-            v = values[g.pending_off + i]
-            ch.v = v if ch.player == 0 else -v
-            ch.evaluated = 1
-        g.tree.nodes[g.pending_node].expanded = 1
-        g.pending_node = -1
+        g.walk.supply(values + g.pending_off)
         g.pending_n = 0
-
-    cdef void end_iteration(self, Slot g, bint counted) noexcept nogil:
-        cdef int i
-        for i in range(g.path_len - 1, -1, -1):
-            if g.tree.nodes[g.path[i]].expanded:
-                backup(g.tree, &self.rules, g.path[i])
-        for i in range(g.path_len - 1):
-            g.cur.undo()
-        g.path_len = 0
-        g.in_iter = False
-        if counted:
-            g.iters_move += 1
-            g.iterations_total += 1
 
     cdef bint move_done(self, Slot g) noexcept nogil:
         if g.full or g.tree.nodes[g.root].r:
@@ -460,8 +391,7 @@ cdef class SelfPlayPool:
     cdef int advance(self, Slot g, float* batch, int off) noexcept nogil:
         """Run game `g` until it needs an evaluation (ADV_EVAL: g.pending_n states written to the
         batch from `off`) or is over (ADV_DONE)."""
-        cdef int idx, e, child, rc
-        cdef bint created
+        cdef int rc
         while True:
             if not g.in_iter:
                 if self.move_done(g):
@@ -472,38 +402,18 @@ cdef class SelfPlayPool:
                         return ADV_DONE
                     continue
                 g.in_iter = True
-                g.path[0] = g.root
-                g.path_len = 1
-            idx = g.path[g.path_len - 1]
-            if g.cur._terminal or g.tree.nodes[idx].r:
-                self.end_iteration(g, True)
-                continue
-            if not g.tree.nodes[idx].expanded:
-                rc = self.expand_begin(g, idx, batch, off)
-                if rc == EXP_PENDING:
-                    return ADV_EVAL
-                if rc == EXP_FULL:
-                    g.full = True
-                    self.end_iteration(g, False)
-                    continue
-            e = select(g.tree, &self.rules, idx, True)
-            if e < 0 or g.path_len >= g.path_cap:
-                self.end_iteration(g, True)
-                continue
-            g.tree.edges[e].n = g.tree.edges[e].n + 1
-            g.cur.apply(g.tree.edges[e].action)
-            child = g.tree.edges[e].child
-            if not same_state(&g.tree.nodes[child], g.cur):
-                # follow the current state, not the stored index
-                child = child_node(g.tree, g.cur, True, &created)
-                if child < 0:
-                    g.cur.undo()
-                    g.full = True
-                    self.end_iteration(g, False)
-                    continue
-                g.tree.edges[e].child = child
-            g.path[g.path_len] = child
-            g.path_len += 1
+                g.walk.begin(g.root)
+            rc = g.walk.step(batch + <long>off * self.enc_size)
+            if rc == WALK_EVAL:
+                g.pending_n = g.walk.n_pend
+                g.pending_off = off
+                return ADV_EVAL
+            g.in_iter = False
+            if rc == WALK_DONE:
+                g.iters_move += 1
+                g.iterations_total += 1
+            else:
+                g.full = True                   # the table is full: the move is decided now
 
     # ---- driver --------------------------------------------------------------------------------
     def run(self, new_game, on_game, stop=None, progress=None, long progress_every=64):

@@ -360,8 +360,9 @@ def test_best_first_search_equals_the_reference_at_tic_tac_toe(rule):
 
 @pytest.mark.parametrize("e, epsilon", [(0.3, -1.0), (0.0, -1.0), (0.0, 0.3), (1.0, -1.0)])
 def test_selfplay_pool_equals_the_reference(e, epsilon):
-    """The pool's games (one and two in flight) are the reference's: moves, root values, result,
-    and the tree-learning examples in the same depth-first order."""
+    """The pool's games (one game in flight, the self-play driver of the one walk, and two) are the
+    reference's: moves, root values, result, and the tree-learning examples in the same depth-first
+    order."""
     info = games.load("tic_tac_toe")
     seeds = [1, 2, 3]
     want = {seed: reference_selfplay(info, coarse_net, 10, e, epsilon, seed) for seed in seeds}
@@ -377,29 +378,6 @@ def test_selfplay_pool_equals_the_reference(e, epsilon):
             np.testing.assert_array_equal(g["root_values"], w["root_values"])
             np.testing.assert_array_equal(g["x"], w["x"])
             np.testing.assert_array_equal(g["y"], w["y"])
-
-
-def test_best_first_selfplay_equals_the_reference():
-    """BestFirstSearch(descent=True, keep_tree=True) with ``choose_selfplay_move`` and
-    ``collect_examples`` plays the reference's self-play games too."""
-    info = games.load("tic_tac_toe")
-    for seed, (e, epsilon) in zip((4, 5), ((0.3, -1.0), (0.0, 0.5))):
-        w = reference_selfplay(info, coarse_net, 10, e, epsilon, seed)
-        b = BestFirstSearch(info, descent=True, keep_tree=True,
-                            evaluator=CallableEvaluator(coarse_net, info.planes_shape))
-        start = info.new_state()
-        s = start.copy()
-        rng = np.array([(seed * GOLDEN + 1) & MASK], dtype=np.uint64)
-        moves = []
-        while not s.is_game_over():
-            b.search(s, iterations=10)
-            a = b.choose_selfplay_move(s, e, epsilon, rng)
-            moves.append(a)
-            s.push(a)
-        assert moves == w["moves"]
-        x, y = b.collect_examples(start)
-        np.testing.assert_array_equal(x, w["x"])
-        np.testing.assert_array_equal(y, w["y"])
 
 
 def test_the_reference_draws_the_ordinal_distribution():

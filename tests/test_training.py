@@ -74,19 +74,24 @@ def test_inference_matches_the_model():
         assert row["value"] == pytest.approx(-v, abs=1e-4)   # child mover is the opponent
 
 
+def pool_game(spec, iterations, seed=1):
+    """One self-play game of the pool (one game in flight), greedy."""
+    from search_ext.selfplay import SelfPlayPool
+    info = games.load(spec)
+    seeds, got = [seed], []
+    SelfPlayPool(info, lambda b: np.zeros(len(b), np.float32), iterations=iterations).run(
+        lambda: (seeds.pop(), 0.0, 0.0, None) if seeds else None, got.append)
+    return got[0]
+
+
 def test_tree_learning_examples():
-    from search_ext.bestfirst import BestFirstSearch
-    info = games.load("tic_tac_toe")
-    b = BestFirstSearch(info, descent=True)
-    s = info.new_state()
-    b.search(s, iterations=30)
-    x, y = b.collect_examples(s)
+    g = pool_game("tic_tac_toe", 30)
+    x, y = g["x"], g["y"]
     assert len(x) == len(y) > 30 and x.shape[1:] == (3, 3, 2)
     assert np.all(np.abs(y) <= 1)
-    # the root comes first with its backed-up value from the mover's point of view
-    assert y[0] == pytest.approx(b.root_info(s)["value"])
-    x2, y2 = b.collect_examples(s)
-    np.testing.assert_array_equal(x, x2)
+    g2 = pool_game("tic_tac_toe", 30)
+    np.testing.assert_array_equal(x, g2["x"])
+    np.testing.assert_array_equal(y, g2["y"])
 
 
 def test_selfplay_game_is_reproducible():
@@ -441,13 +446,8 @@ def test_tree_learning_targets_both_players():
     """The targets are from the mover's point of view for BOTH players: on a solved tic-tac-toe
     tree, a terminal state won by the player who just moved is < 0 for the mover, whoever won,
     and a state whose mover can complete a line at once is > 0, whoever is to move."""
-    from search_ext.bestfirst import BestFirstSearch
-    info = games.load("tic_tac_toe")
-    b = BestFirstSearch(info, descent=True)
-    s = info.new_state()
-    b.search(s, iterations=20000)
-    assert b.root_info(s)["resolved"]
-    x, y = b.collect_examples(s)
+    g = pool_game("tic_tac_toe", 20000)         # the first search solves the game
+    x, y = g["x"], g["y"]
     lines = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
     checked = {("lost", "x"): 0, ("lost", "o"): 0, ("wins", "x"): 0, ("wins", "o"): 0}
     for planes, v in zip(x, y):

@@ -2,7 +2,10 @@
 
 The records were taken with the code of commit 701f257 (before the two Descent implementations,
 ``training/selfplay.pyx`` and ``search_ext/bestfirst.pyx``, became one core): rerunning this script
-on a later commit must write the same file, byte for byte. Run from the repository root:
+on a later commit must write the same file, byte for byte, except for the self-play pool's
+breakthrough games, retaken when the two walks became one: the pool no longer values a terminal
+state again each time an expansion reaches it (with breakthrough's depth scores that value depends
+on the ply; docs/ALGORITHMS.md, "One walk"). Run from the repository root:
 
     python tests/data/make_core_records.py            # writes tests/data/core_records.json
     python tests/data/make_core_records.py --check    # compares instead (what the test does)

@@ -236,8 +236,7 @@ def call(args):
             elif p.default is p.empty:
                 kw[p.name] = _good(state, args["name"], p.name)
         kw[slot] = value
-        if args["name"] in ("best_action", "analyse", "root_info", "subtree_size", "verify",
-                            "choose_selfplay_move", "collect_examples") and slot != "state":
+        if args["name"] in ("best_action", "analyse", "root_info", "subtree_size", "verify") and slot != "state":
             search.search(state, **({"iterations": 2} if args["cls"] in ("BestFirstSearch", "MCTS")
                                     else {"max_depth": 1}))
         return fn(**kw)

@@ -1,0 +1,334 @@
+"""Games with networks played many at a time in one process, one network call per round.
+
+A best-first agent with a value network (Unbounded Minimax, Minibal_n, Minibal_+, Descent) spends
+most of a game inside the network's ``run``, a few states at a time: each expansion is one call. The
+driver here keeps ``games_in_flight`` games going in one process; every search runs the Descent
+core's one walk (``search_ext.descent_core.Walk``) in steps (``BestFirstSearch.search_begin``,
+``search_step``, ``search_supply``): a step runs until the walk needs the values of an expansion's
+children, and a round gathers the waiting children of every game into one call per network, then
+hands each search its values. The walk, the rules, the table's upkeep and the move decisions are the
+ones a game played alone uses, so with iteration budgets, seeds and an evaluator whose values do not
+depend on the batch, every game's moves are exactly those of the game played alone
+(tests/test_batched.py).
+
+Agents that cannot be batched (those without a network, or other algorithms) still take part: they
+choose their moves synchronously when their turn comes. ``batchable(specs)`` says whether a set of
+agents can share the driver; one with a network that is not a best-first agent's cannot (each game
+in flight needs its own agent, and building one loads its network again), and the callers then play
+the games one by one as before.
+
+Time. A time budget (``time=S``) keeps a per-game clock: a move's time is the time of its own
+search steps plus its share of each network call it took part in (the call's time divided by the
+states it valued, times the move's states). Games in flight share one process, so a move's time is
+the time spent *for* it, not the wall-clock time between its start and its end (which includes the
+other games' steps); records' ``seconds_a`` / ``seconds_b`` add those clocks.
+
+Memory. Each table is capped by its agent's ``max_mb`` / ``max_nodes`` and also by an equal share of
+``memory_mb`` (default: the one search's default cap, 1024 MB) among the tables of the games in
+flight (two per game), so a process holds no more table memory than one search did. A full table
+does in a batch what it does alone: its least visited subtrees are cut back, and when that frees
+too little that game's move is decided from what was searched while the other games go on
+(counted in the records' ``short_*`` / ``full_*``).
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+
+import games
+
+DEFAULT_GAMES_IN_FLIGHT = 16
+DEFAULT_MEMORY_MB = 1024.0       # search_ext.bestfirst.DEFAULT_MAX_MB: one search's default cap
+DEFAULT_CACHE_STATES = 200_000   # values kept per network (about 35 MB)
+
+
+def _network_fn(agent):
+    """The batch function ``fn(planes) -> values`` behind a best-first agent's network, or None."""
+    from search_ext.agents import BestFirstAgent
+    from search_ext.evaluators import CallableEvaluator
+    if type(agent) is not BestFirstAgent:
+        return None
+    ev = agent.search.evaluator
+    return ev.fn if isinstance(ev, CallableEvaluator) else None
+
+
+def batchable(specs) -> bool:
+    """Can games between these agents (specs) be played by the driver: is any of them a best-first
+    agent with a network, and every other one either such an agent or one without a network (and
+    not an outside engine: each game in flight would start its own)?"""
+    from search_ext.agents import parse_agent
+    from search_ext.engine_spec import ENGINE_KINDS
+    batched = False
+    for spec in specs:
+        name, opts = parse_agent(spec)
+        if name in ENGINE_KINDS:
+            return False
+        if not opts.get("net"):
+            continue
+        if name not in ("minimax", "minibal_n", "minibal_plus", "descent"):
+            return False
+        batched = True
+    return batched
+
+
+class _Seat:
+    """How to make a game's agent for one side: a copy of a prototype that shares its network
+    (batched), or a new agent from the spec (no network: cheap)."""
+
+    def __init__(self, proto, spec: str, game: str, table_mb: float, make_agent):
+        self.proto, self.spec, self.game, self.table_mb = proto, spec, game, table_mb
+        self.make_agent = make_agent
+        self.fn = _network_fn(proto)
+
+    def new(self):
+        if self.fn is None:
+            return self.make_agent(self.spec, self.game)
+        agent = copy.copy(self.proto)
+        agent.opts = dict(self.proto.opts)
+        if agent.opts.get("max_mb") is None or agent.opts["max_mb"] > self.table_mb:
+            agent.opts["max_mb"] = self.table_mb
+        agent.reset()                    # its own search, the prototype's network
+        return agent
+
+
+def _play(game, agent_a, agent_b, index: int, seed: int, a_first=None, opening_plies: int = 0,
+          opening=None):
+    """``descent.match.play_game`` as a coroutine: it yields a batched agent whenever its search is
+    to be stepped by the driver, and returns the ``GameRecord``."""
+    from descent.match import GameRecord, game_seed
+    from descent.protocols.outside import EngineError
+    info = games.load(game)
+    state = info.new_state()
+    if a_first is None:
+        a_first = index % 2 == 0
+    agent_a.reset(game_seed(seed, index))
+    agent_b.reset(game_seed(seed, index) + 17)
+    seats = (agent_a, agent_b) if a_first else (agent_b, agent_a)
+    rec = GameRecord(index, a_first)
+    rng = random.Random(game_seed(seed, index) + 31)
+    for text in opening or ():
+        rec.moves.append(text)
+        state.push(state.parse_move(text))
+    while not opening and opening_plies > 0 and not state.is_game_over() and state.ply < opening_plies:
+        action = rng.choice(state.legal_actions_list())
+        rec.moves.append(state.move_to_str(action))
+        state.push(action)
+    while not state.is_game_over():
+        agent = seats[state.to_move]
+        agent.last_move = None
+        if _network_fn(agent) is not None:
+            search = agent.search
+            budget = agent._budget()
+            before = search.seconds_used
+            if search.search_begin(state, **budget):
+                yield agent
+            t0 = time.perf_counter()
+            action = search.best_action(state)
+            dt = search.seconds_used - before + time.perf_counter() - t0
+            agent._note_search(search, budget["iterations"] or None)
+        else:
+            t0 = time.perf_counter()
+            try:
+                action = agent.choose(state)
+            except EngineError as exc:          # as in play_game (no outside engine is batched)
+                rec.aborted = str(exc)
+                rec.plies = state.ply
+                return rec
+            dt = time.perf_counter() - t0
+        note = getattr(agent, "last_move", None) or {}
+        short, full = int(bool(note.get("cut_short"))), int(bool(note.get("memory_full")))
+        if agent is agent_a:
+            rec.seconds_a += dt
+            rec.short_a += short
+            rec.full_a += full
+        else:
+            rec.seconds_b += dt
+            rec.short_b += short
+            rec.full_b += full
+        rec.moves.append(state.move_to_str(action))
+        state.push(action)
+    o = state.outcome()
+    rec.result, rec.score, rec.plies = o.binary, o.score, state.ply
+    return rec
+
+
+def _network_key(agent):
+    """Which network an agent's values come from: its checkpoint (``net=PATH`` loaded by
+    ``descent.networks``: agents of one file share values), else its evaluator's function."""
+    net, inf = agent.opts.get("net"), agent.opts.get("_inference")
+    if net and inf is not None:
+        return ("net", str(Path(net).resolve()), type(inf).__name__)
+    return ("fn", id(agent.search.evaluator.fn))
+
+
+class _Slot:
+    __slots__ = ("task", "co", "agent", "search", "off", "n", "group")
+
+    def __init__(self, task, co):
+        self.task, self.co, self.agent, self.search, self.off, self.n, self.group = task, co, None, None, 0, 0, None
+
+
+def run_batched(tasks, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT,
+                memory_mb: float = DEFAULT_MEMORY_MB, stats: dict | None = None, make_agent=None,
+                cache_states: int = DEFAULT_CACHE_STATES):
+    """Play the tasks (``descent.match.play_task``'s plain data: game, agent_a, agent_b, index, seed,
+    a_first, opening_plies or opening), ``games_in_flight`` at a time, one network call per network
+    and round; yield ``(task, record)`` in completion order. ``stats`` (a dict), if given, receives
+    ``rounds``, ``calls``, ``states`` (network calls and the states they valued) and ``cached``
+    (states whose value came from the cache). ``make_agent(spec, game)``: how agents are built
+    (default ``descent.networks.make_agent``). ``cache_states``: the most values kept per network
+    (0: no cache)."""
+    if make_agent is None:
+        from descent.networks import make_agent
+    tasks = list(tasks)
+    if games_in_flight < 1:
+        raise ValueError(f"games_in_flight must be >= 1, got {games_in_flight}")
+    in_flight = max(1, min(games_in_flight, len(tasks)))
+    table_mb = max(1e-3, memory_mb / (2 * in_flight))
+    seats: dict = {}
+
+    def seat(spec, game, side):
+        key = (spec, game, side)
+        if key not in seats:
+            seats[key] = _Seat(make_agent(spec, game), spec, game, table_mb, make_agent)
+        return seats[key]
+
+    groups: dict = {}           # (network, game) -> _Group
+    caches: dict = {}           # network -> {state digest: value}
+
+    def group(agent):
+        net = _network_key(agent)
+        key = (net, agent.game.spec)
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = _Group(agent.search.evaluator.fn, agent.game, in_flight,
+                                     caches.setdefault(net, {}))
+        return g
+
+    queue = list(reversed(tasks))
+    live: list[_Slot] = []
+
+    def start():
+        task = queue.pop()
+        a = seat(task["agent_a"], task["game"], "a").new()
+        b = seat(task["agent_b"], task["game"], "b").new()
+        co = _play(task["game"], a, b, task["index"], task["seed"], task.get("a_first"),
+                   task.get("opening_plies", 0), task.get("opening"))
+        return _Slot(task, co)
+
+    rounds = calls = states = cached = 0
+    while queue or live:
+        while queue and len(live) < in_flight:
+            live.append(start())
+        for g in groups.values():
+            g.n = 0
+            g.slots.clear()
+        for slot in live:
+            while True:
+                if slot.search is None:
+                    try:
+                        slot.agent = slot.co.send(None)
+                    except StopIteration as stop:
+                        slot.co = None
+                        yield slot.task, stop.value
+                        break
+                    slot.search = slot.agent.search
+                    slot.group = group(slot.agent)
+                g = slot.group
+                n = slot.search.search_step(g.buf, g.n)
+                if n > 0:
+                    slot.off, slot.n = g.n, n
+                    g.n += n
+                    g.slots.append(slot)
+                    break
+                slot.search = None            # the search is over: the game plays its move
+        live = [s for s in live if s.co is not None]
+        for g in groups.values():
+            if g.n == 0:
+                continue
+            values, asked, dt = g.evaluate(cache_states)
+            if asked:
+                calls += 1
+                states += asked
+            cached += g.n - asked
+            for slot in g.slots:
+                slot.search.search_supply(values, slot.off)
+                slot.search.search_charge(dt * slot.n / g.n)
+        rounds += 1
+    if stats is not None:
+        stats.update(rounds=rounds, calls=calls, states=states, cached=cached)
+
+
+class _Group:
+    """The searches of one round that wait for one network's values (of one game's states): their
+    children's planes in one buffer, valued by one call, less those the network's cache holds."""
+
+    def __init__(self, fn, info, in_flight: int, cache: dict):
+        h, w, c = info.planes_shape
+        self.fn, self.cache = fn, cache
+        self.buf = np.zeros((in_flight * info.branching, h, w, c), np.float32)
+        self.n = 0
+        self.slots: list = []
+
+    def evaluate(self, cache_states: int):
+        """The values of ``buf[:n]`` (each state's mover's view), the number of states the network
+        was asked for, and the call's time."""
+        n = self.n
+        rows = self.buf[:n]
+        values = np.empty(n, np.float32)
+        if cache_states <= 0:
+            todo = None
+            ask = rows
+        else:
+            cache = self.cache
+            todo = {}
+            for i in range(n):
+                k = hashlib.blake2b(rows[i], digest_size=16).digest()
+                v = cache.get(k)
+                if v is None:
+                    todo.setdefault(k, []).append(i)
+                else:
+                    values[i] = v
+            if not todo:
+                return values, 0, 0.0
+            ask = rows[[p[0] for p in todo.values()]] if len(todo) < n else rows
+        t0 = time.perf_counter()
+        out = np.ascontiguousarray(np.asarray(self.fn(ask), dtype=np.float32).reshape(-1))
+        dt = time.perf_counter() - t0
+        if out.shape != (len(ask),):
+            raise ValueError(f"the network returned {out.shape[0]} values for {len(ask)} states")
+        if todo is None:
+            return out, n, dt
+        if len(self.cache) + len(todo) > cache_states:
+            self.cache.clear()                # bounded: start afresh
+        for (k, pos), v in zip(todo.items(), out.tolist()):
+            self.cache[k] = v
+            values[pos] = v
+        return values, len(ask), dt
+
+
+def _play_chunk(args):
+    tasks, games_in_flight, memory_mb = args
+    return list(run_batched(tasks, games_in_flight, memory_mb))
+
+
+def run_tasks_batched(tasks, workers: int = 1, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT,
+                      memory_mb: float = DEFAULT_MEMORY_MB):
+    """``descent.match.run_tasks`` through the driver: yield ``(task, record)`` in completion order.
+    With ``workers`` > 1, spawned processes each play chunks of ``games_in_flight`` tasks (a chunk's
+    records come back together: a killed run loses at most the games in flight)."""
+    tasks = list(tasks)
+    if workers <= 1 or len(tasks) <= games_in_flight:
+        yield from run_batched(tasks, games_in_flight, memory_mb)
+        return
+    from training.pool import spawn_pool
+    chunks = [(tasks[i:i + games_in_flight], games_in_flight, memory_mb)
+              for i in range(0, len(tasks), games_in_flight)]
+    with spawn_pool(min(workers, len(chunks))) as pool:
+        for done in pool.imap_unordered(_play_chunk, chunks):
+            yield from done
