@@ -100,7 +100,7 @@ def _play(game, agent_a, agent_b, index: int, seed: int, a_first=None, opening_p
           opening=None):
     """``descent.match.play_game`` as a coroutine: it yields a batched agent whenever its search is
     to be stepped by the driver, and returns the ``GameRecord``."""
-    from descent.match import GameRecord, game_seed
+    from descent.gamerecord import GameRecord, game_seed
     from descent.protocols.outside import EngineError
     info = games.load(game)
     state = info.new_state()

@@ -13,46 +13,13 @@ game's seed is derived from the match seed and i, so results do not depend on th
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 
 import games
+from descent.gamerecord import GameRecord, game_seed  # noqa: F401  (re-exported: descent.match.GameRecord)
 from descent.networks import make_agent
 from training.pool import spawn_pool
 from search_ext.agents import parse_agent
 from descent.protocols.outside import EngineError
-
-
-@dataclass
-class GameRecord:
-    index: int
-    a_first: bool
-    moves: list = field(default_factory=list)
-    result: int = 0          # b_t, first player's view
-    score: float = 0.0       # f_t, first player's view
-    plies: int = 0
-    seconds_a: float = 0.0
-    seconds_b: float = 0.0
-    # moves whose search was cut short (fewer iterations than its budget because its table was
-    # full) and moves searched with a full table (the tree stopped growing), per agent
-    short_a: int = 0
-    short_b: int = 0
-    full_a: int = 0
-    full_b: int = 0
-    # why the game was aborted (an outside engine failed: descent.protocols.outside.EngineError),
-    # None for a finished game; an aborted game has no result and is never scored
-    aborted: str | None = None
-
-    @property
-    def a_result(self) -> int:
-        return self.result if self.a_first else -self.result
-
-    @property
-    def a_score(self) -> float:
-        return self.score if self.a_first else -self.score
-
-
-def game_seed(match_seed: int, index: int) -> int:
-    return (match_seed * 1_000_003 + index * 7919 + 1) & 0x7FFFFFFF
 
 
 def make_opening(game: str, plies: int, key: str) -> list[str]:
