@@ -7,7 +7,8 @@ from numpy.typing import NDArray
 
 from games._state import State
 from games.registry import GameInfo
-from search_ext.descent_core import BYTES_PER_STATE as BYTES_PER_STATE, RULES as RULES
+from search_ext.descent_core import BYTES_PER_STATE as BYTES_PER_STATE
+from search_ext.descent_core import RULES as RULES
 from search_ext.evaluators import Evaluator
 
 DECISIONS: tuple[str, ...]
