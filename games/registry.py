@@ -12,11 +12,11 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-if TYPE_CHECKING:       # games._state is compiled and imports this package: a type only
-    from games._state import State
-
 from games import validate
 from games.errors import GameError, InvalidGameSpecError, UnknownGameError
+
+if TYPE_CHECKING:       # a type only: the registry imports an engine when a game is loaded
+    from games._state import State
 
 SCORE_KINDS = {0: "additive depth", 1: "multiplicative depth", 2: "natural margin"}
 
