@@ -64,7 +64,7 @@ class IntRange(click.IntRange):
     as the fullwidth '１', and '1_000')."""
 
     def convert(self, value, param, ctx):
-        if isinstance(value, str) and validate._INT.fullmatch(value.strip()) is None:
+        if isinstance(value, str) and validate.INT_TEXT.fullmatch(value.strip()) is None:
             self.fail(f"{value!r} is not an integer (ASCII digits)", param, ctx)
         return super().convert(value, param, ctx)
 
