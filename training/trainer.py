@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from training import layout
-from training.layout import LOG_FILE, STATE_FILE, member_dir
+from training.layout import member_dir
 from training.logfiles import RollingWriter, archived_through, archives, read_log, rotate_log
 from training.options import RuntimeOptions
 
