@@ -8,6 +8,7 @@ import click
 from descent.cli.options import (IntRange, Real, Seconds, UserError, check_writable, cli, iterations_option,
                                  load_game, net_option, seed_option)
 
+
 @cli.command()
 @click.argument("game")
 @click.option("--level", type=click.Choice(["easy", "medium", "hard", "balanced", "strongest", "adaptive"]),

@@ -10,6 +10,7 @@ from descent.cli.options import (COUNT, IntRange, UserError, cli, games_per_pair
                                  load_game, opening_plies_option, ray_option, run_dir_of, seed_option,
                                  split_option, workers_option)
 
+
 @cli.command()
 @click.argument("game")
 @click.option("--first", "agent_a", required=True, metavar="AGENT",

@@ -11,6 +11,7 @@ import click
 from games import validate
 from descent.cli.options import (COUNT, IntRange, UserError, cli, load_game, seed_option)
 
+
 def _state(spec: str, position: str | None, moves: str | None = None):
     info = load_game(spec)
     state = info.new_state()
@@ -200,6 +201,7 @@ def checkpoints(game, root):
     if not rows:
         click.echo("no checkpoints found" + (f" for {spec}" if spec else "") + f" under {root or DEFAULT_ROOT}")
         return
+
     def shown(x, fmt=""):
         return "?" if x is None else format(x, fmt)
     click.echo(f"{'game':<28} {'member':>6} {'milestone':>10} {'games':>7} {'examples':>9} "
