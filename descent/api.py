@@ -29,6 +29,7 @@ from __future__ import annotations
 import games
 from games.errors import GameError
 from descent.networks import best_network, make_agent
+from search_ext import agents as _agents
 from search_ext.agents import parse_agent
 
 __all__ = ["LEVELS", "Opponent", "agent_spec", "best_network", "make_agent"]
@@ -147,7 +148,7 @@ class Opponent:
         # hints come from a separate analysis at the strongest level (same network and budget),
         # built on the first hint, so asking one never touches the playing agent's tree
         self.hint_spec = agent_spec("strongest", net, time, iterations, seed)
-        self._analyst = None
+        self._analyst: _agents.Agent | None = None
 
     def new_game(self) -> None:
         """Start a new game on a fresh board (an adaptive opponent takes its updated budget)."""
@@ -175,7 +176,9 @@ class Opponent:
         elif not self.state.is_game_over():
             raise GameError("end_game: the game is not over (pass resigned=True for a resignation)")
         else:
-            w = self.state.outcome().winner
+            outcome = self.state.outcome()
+            assert outcome is not None          # the game is over
+            w = outcome.winner
             score = 0.5 if w is None else 1.0 if w == person_seat else 0.0
         return self.adaptive.record(score)
 

@@ -125,9 +125,10 @@ def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
     if not sep or not host:
         raise RayUnavailable(f"Ray address {address!r}: expected auto, local, HOST:PORT or "
                              f"ray://HOST:PORT")
-    port = validate.parse_int(port, f"Ray address {address!r}: port", 1, 65535, RayUnavailable)
+    port_number = validate.parse_int(port, f"Ray address {address!r}: port", 1, 65535,
+                                     RayUnavailable)
     try:
-        with socket.create_connection((host.strip("[]"), port), timeout=timeout):
+        with socket.create_connection((host.strip("[]"), port_number), timeout=timeout):
             pass
     except (OSError, UnicodeError) as exc:
         raise RayUnavailable(validate.one_line(
@@ -364,7 +365,10 @@ def _unpack(data: bytes, directory: Path) -> None:
         for m in tar.getmembers():          # file by file, each atomically: a kill leaves whole files
             target = directory / m.name
             target.parent.mkdir(parents=True, exist_ok=True)
-            write_bytes(target, tar.extractfile(m).read())
+            member = tar.extractfile(m)
+            if member is None:              # cannot happen: every member was checked to be a file
+                raise GameError(f"cannot read {m.name!r} from the archive")
+            write_bytes(target, member.read())
 
 
 def _games_of(mdir: Path) -> tuple[int, dict | None]:
@@ -401,7 +405,7 @@ class MemberSync:
         self.base = _games_of(self.mdir)[0]     # the driver has the games up to here
         self.last_game = self.replay_sent = self.base
         self.log_offset = 0
-        self.through = None                     # the last game of the log's archives
+        self.through: int | None = None         # the last game of the log's archives
         self.tb_offsets: dict[str, int] = {}
         self.stamps: dict[str, tuple] = {}      # milestone file -> (size, mtime) sent
         self.last = time.monotonic()            # when the last copy was sent (or the member began)
@@ -435,8 +439,10 @@ class MemberSync:
     def collect(self, event: str) -> dict:
         """The message of one copy (see the class)."""
         games = _games_of(self.mdir)[0]
+        tensorboard: dict[str, tuple[int, bytes]] = {}
+        sent: dict[str, bytes] = {}
         msg = {"sync": self.member, "attempt": self.attempt, "event": event, "node": self.node,
-               "games": games, "log": b"", "tensorboard": {}, "files": {}}
+               "games": games, "log": b"", "tensorboard": tensorboard, "files": sent}
         log = layout.log_file(self.mdir)
         lines = []
         from training.logfiles import archived_through, archives
@@ -466,19 +472,19 @@ class MemberSync:
                     f.seek(off)
                     data = f.read()
                 if data:
-                    msg["tensorboard"][p.name] = (off, data)
+                    tensorboard[p.name] = (off, data)
                     self.tb_offsets[p.name] = off + len(data)
         for p in layout.milestone_files(self.mdir):
             st = p.stat()
             if ".tmp" not in p.name and self.stamps.get(p.name) != (st.st_size, st.st_mtime_ns):
-                msg["files"][p.name] = p.read_bytes()
+                sent[p.name] = p.read_bytes()
                 self.stamps[p.name] = (st.st_size, st.st_mtime_ns)
         replay = layout.replay_dir(self.mdir)
         if self.replay and replay.is_dir():
             for p in sorted(replay.iterdir()):
                 game = layout.replay_game(p.name)
                 if game is not None and self.replay_sent < game <= games:
-                    msg["files"][f"{REPLAY_DIR}/{p.name}"] = p.read_bytes()
+                    sent[f"{REPLAY_DIR}/{p.name}"] = p.read_bytes()
             self.replay_sent = games
         msg["state"] = layout.state_file(self.mdir).read_bytes()
         status = layout.status_file(self.mdir)
@@ -600,7 +606,7 @@ def _driver_actor_options(ray) -> dict:
     since would have its actor placed anywhere.) The affinity is hard: Ray 2.60 places a soft one
     on any node even when the target is alive and idle, and a queue on a worker node that is lost
     ends the run with ActorUnavailableError."""
-    options = {"num_cpus": 0}
+    options: dict[str, object] = {"num_cpus": 0}
     try:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
         alive = [n for n in ray.nodes() if n.get("Alive")]

@@ -27,15 +27,15 @@ from games.errors import GameError
 from descent.config import read_toml
 from training import layout
 
-_KEYS = {
+_KEYS: dict[str, dict[str, type]] = {
     "experiment": {"name": str, "seed": int, "workers": int, "runs": str, "report": str},
     "train": {"population": int, "budget": str, "milestones": str, "workers": int},
     "rank": {"agent": str, "games_per_pair": int, "opening_plies": int},
     "evaluate": {"algorithms": list, "budgets": list, "opening_plies": int},
 }
-_LISTS = {"opponents": {"kind": str, "budget": str, "games_per_pair": int},
+_LISTS: dict[str, dict[str, type]] = {"opponents": {"kind": str, "budget": str, "games_per_pair": int},
           "games": {"spec": str, "config": str}}
-_DEFAULTS = {"experiment": {"seed": 0, "workers": 1, "runs": "checkpoints/experiments", "report": "results"},
+_DEFAULTS: dict[str, dict[str, object]] = {"experiment": {"seed": 0, "workers": 1, "runs": "checkpoints/experiments", "report": "results"},
              "train": {"workers": 1},
              "rank": {"games_per_pair": 16, "opening_plies": 4},
              "evaluate": {"opening_plies": 4}}

@@ -52,12 +52,13 @@ def play(game: str, opponent, seat: int, plain: bool, save: str | None = None) -
     if rating:
         from descent.strength import rating_text
         say(f"Rated {rating_text(rating, rating['anchor'])} (docs/strength.md).")
-    if getattr(bot, "calibration", None):
-        c = bot.calibration
+    c = getattr(bot, "calibration", None)
+    if c:
         say(f"Calibrated budget: {c['unit']}={c['budget']} (balanced against {c['against']}, "
             f"{c['games']} calibration games{', shipped' if c.get('shipped') else ''}).")
-    if getattr(bot, "adaptive", None) is not None:
-        say(f"Opponent: {bot.adaptive.describe()}.")
+    adaptive = getattr(bot, "adaptive", None)
+    if adaptive is not None:
+        say(f"Opponent: {adaptive.describe()}.")
     if bot.network is None:
         from descent.shipped import specs_for
         others = [s for s in specs_for(bot.info.spec) if s != bot.info.spec]
@@ -131,6 +132,7 @@ def play(game: str, opponent, seat: int, plain: bool, save: str | None = None) -
         say(f"Result: {it} wins by resignation.")
     else:
         o = state.outcome()
+        assert o is not None            # the loop above ends only at the game's end or a resignation
         if o.winner is None:
             result = 0
             say(f"Result: draw ({o.termination}).")
@@ -138,10 +140,12 @@ def play(game: str, opponent, seat: int, plain: bool, save: str | None = None) -
             result = 1 if o.winner == seat else -1
             say(f"Result: {'you win' if result > 0 else 'the computer wins'} ({o.termination}), "
                 f"{o.result()}.")
-    if getattr(bot, "adaptive", None) is not None:
+    adaptive = getattr(bot, "adaptive", None)
+    if adaptive is not None:
         try:
             change = bot.end_game(seat, resigned=resigned)
-            say(f"Your profile is updated: next game {bot.adaptive.describe()} (this game: "
+            assert change is not None           # an adaptive opponent returns its change
+            say(f"Your profile is updated: next game {adaptive.describe()} (this game: "
                 f"{change['before']['iterations']} iterations).")
         except OSError as exc:
             say(f"Could not save your profile: {exc}.")

@@ -221,7 +221,7 @@ class ResultsDB:
             opp = "mcts" if str(row.get("agent_b")).startswith("mcts") else "pool"
             parts = str(row.get("match_key")).split("|")
             opp_budget = parts[6] if len(parts) > 6 else None
-        out = {c: None for c in NEW_COLUMNS}
+        out: dict[str, object] = {c: None for c in NEW_COLUMNS}
         out.update(opponent=opp, opponent_budget=opp_budget, opening="",
                    unit=f"{row.get('net_a')}|{row.get('net_b')}|")
         return {**out, **{k: v for k, v in row.items() if k not in out}}

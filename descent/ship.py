@@ -126,7 +126,7 @@ def ship(run, early: str, final: str, member: int = 0, command: str | None = Non
             "command": command or _command(run, spec, rec["seed"], members, early, final),
             "source": {"run": run.name, "member": member, "milestones": {"early": early, "final": final},
                        "seed": rec["seed"], "config": rec["config"]},
-            "calibration": old.get("calibration") if same else None,
+            "calibration": old.get("calibration") if old is not None and same else None,
             "shipped": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     shipped.CARD(card, "model card", RunError)
     out.mkdir(parents=True, exist_ok=True)
@@ -182,4 +182,7 @@ def calibrate_shipped(game: str, opponent_budget: str = "iterations=200", low: i
                       f"--range {low}:{high} --max-games {max_games} --near-games {near_games} --seed {seed}")
     fileio.write_json(d / shipped.CALIBRATION_FILE, out)
     fileio.write_json(d / shipped.CARD_FILE, dict(card, calibration=shipped.CALIBRATION_FILE))
-    return shipped.calibration(spec, base)
+    written = shipped.calibration(spec, base)
+    if written is None:         # cannot happen: the card naming a done calibration was just written
+        raise RunError(f"shipped calibration of {spec} not found after writing it")
+    return written

@@ -133,7 +133,7 @@ def select_members(run_dir: Path, game: str, allow_untrained: bool = False, earl
         for ns in nets.values():
             for n in ns:
                 seen[n.milestone] = max(seen.get(n.milestone, 0.0), n.seconds)
-        names = sorted(seen, key=seen.get)
+        names = sorted(seen, key=lambda x: seen[x])
         note = (f"{run_dir}/run.json records no milestones; using those found in the members: "
                 f"{', '.join(names) or 'none'}")
     if early is not None or final is not None:
@@ -145,8 +145,10 @@ def select_members(run_dir: Path, game: str, allow_untrained: bool = False, earl
         if names.index(chosen[0]) >= names.index(chosen[1]):
             raise ProtocolError(f"{run_dir}: --early {chosen[0]!r} must come before --final {chosen[1]!r} "
                                 f"(the run's milestones: {', '.join(names)})")
-        names = chosen
-    early, final, excluded = {}, {}, []
+        names = [x for x in chosen if x is not None]      # all of them (checked above)
+    early_nets: dict[int, Net] = {}
+    final_nets: dict[int, Net] = {}
+    excluded = []
     members = sorted(set(nets) | set(layout.member_dirs(run_dir)))
     for m in members:
         have = {n.milestone: n for n in nets.get(m, [])}
@@ -154,24 +156,25 @@ def select_members(run_dir: Path, game: str, allow_untrained: bool = False, earl
         if missing or not names:
             excluded.append({"member": m, "has": sorted(have), "missing": missing})
             continue
-        early[m], final[m] = have[names[0]], have[names[-1]]
+        early_nets[m], final_nets[m] = have[names[0]], have[names[-1]]
     untrained, undertrained = [], []
 
     def row(m, n):
         return {"member": m, "net": n.label, "games": n.games, "examples": n.examples}
-    for m in list(final):
-        if final[m].untrained and not allow_untrained:
-            untrained.append(row(m, final[m]))
-            del early[m], final[m]
+    for m in list(final_nets):
+        if final_nets[m].untrained and not allow_untrained:
+            untrained.append(row(m, final_nets[m]))
+            del early_nets[m], final_nets[m]
             continue
-        for n in (early[m], final[m]) if early[m].path != final[m].path else (final[m],):
+        e, f = early_nets[m], final_nets[m]
+        for n in (e, f) if e.path != f.path else (f,):
             if n.undertrained or n.untrained:
                 undertrained.append(row(m, n))
     # a game longer than the gap between milestones writes both from the same training state
-    same = [m for m in early if early[m].games is not None and early[m].games == final[m].games
-            and early[m].path != final[m].path]
-    return {"milestones": names, "early": early, "final": final, "excluded": excluded, "note": note,
-            "same_state": same, "untrained": untrained, "undertrained": undertrained}
+    same = [m for m, e in early_nets.items() if e.games is not None and e.games == final_nets[m].games
+            and e.path != final_nets[m].path]
+    return {"milestones": names, "early": early_nets, "final": final_nets, "excluded": excluded,
+            "note": note, "same_state": same, "untrained": untrained, "undertrained": undertrained}
 
 
 def _join(spec: str, extra: str) -> str:
@@ -298,8 +301,9 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
         echo(f"warning: member {m}'s {sel['early'][m].milestone} and {sel['final'][m].milestone} checkpoints "
              f"come from the same training state ({sel['early'][m].games} self-play game(s)): its early "
              f"checkpoint is not weaker")
-    final, early = sel["final"], sel["early"]
-    members = sorted(final)
+    final_nets: dict[int, Net] = sel["final"]
+    early_nets: dict[int, Net] = sel["early"]
+    members = sorted(final_nets)
     if len(members) < 2:
         raise ProtocolError(f"{run_dir}: {len(members)} network(s) reached every milestone "
                             f"({', '.join(sel['milestones']) or 'none recorded'})"
@@ -314,12 +318,12 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
     tasks = []
     for x in range(len(members)):
         for y in range(x + 1, len(members)):
-            tasks += _pair_tasks("rank", game, agent, final[members[x]], final[members[y]], games_per_pair,
+            tasks += _pair_tasks("rank", game, agent, final_nets[members[x]], final_nets[members[y]], games_per_pair,
                                  seed, opening_plies, openings, seed * 7919 + x * 101 + y, have)
     if tasks:
         _progress(tasks, workers, f"rank {game}", db, _row, progress, ray_address)
     rows = [r for r in db.rows("rank", game) if r["match_key"].split("|")[2] == agent]
-    idx = {final[m].label: i for i, m in enumerate(members)}
+    idx = {final_nets[m].label: i for i, m in enumerate(members)}
     pair_games, units, points, played = [], [], [0.0] * len(members), [0] * len(members)
     for r in rows:
         if r["net_a"] not in idx or r["net_b"] not in idx:
@@ -334,9 +338,9 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
         played[j] += 1
     ratings, radii = fit(len(members), pair_games)
     order = sorted(range(len(members)), key=lambda i: -ratings[i])
-    table = [{"rank": k + 1, "member": members[i], "net": final[members[i]].label,
-              "trained_games": final[members[i]].games,
-              "trained_examples": final[members[i]].examples,
+    table = [{"rank": k + 1, "member": members[i], "net": final_nets[members[i]].label,
+              "trained_games": final_nets[members[i]].games,
+              "trained_examples": final_nets[members[i]].examples,
               "score": points[i] / max(1, played[i]), "games": played[i],
               "elo": float(ELO * ratings[i]), "elo_radius": float(ELO * radii[i])}
              for k, i in enumerate(order)]
@@ -360,15 +364,15 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
              "same_state": sel["same_state"], "untrained": sel["untrained"],
              "undertrained": sel["undertrained"],
              "ranking": table, "split": split,
-             "high": [{"member": m, "net": final[m].label, "path": final[m].path} for m in high],
-             "low": [{"member": m, "net": early[m].label, "path": early[m].path,
-                      "final": final[m].label} for m in low]}
+             "high": [{"member": m, "net": final_nets[m].label, "path": final_nets[m].path} for m in high],
+             "low": [{"member": m, "net": early_nets[m].label, "path": early_nets[m].path,
+                      "final": final_nets[m].label} for m in low]}
     # verify that the early checkpoints of the low pool are weaker than their final versions
     have = db.keys("early_vs_final")
     openings = _Openings(game, opening_plies, seed, "early_vs_final")
     tasks = []
     for m in low:
-        e, f = early[m], final[m]
+        e, f = early_nets[m], final_nets[m]
         if e.path == f.path:
             continue
         tasks += _pair_tasks("early_vs_final", game, agent, e, f, games_per_pair, seed, opening_plies,
@@ -377,16 +381,18 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
         _progress(tasks, workers, f"early vs final {game}", db, _row, progress, ray_address)
     checks = []
     for m in low:
-        rs = [r for r in db.rows("early_vs_final", game) if r["net_a"] == early[m].label
-              and r["net_b"] == final[m].label and r["match_key"].split("|")[2] == agent]
+        rs = [r for r in db.rows("early_vs_final", game) if r["net_a"] == early_nets[m].label
+              and r["net_b"] == final_nets[m].label and r["match_key"].split("|")[2] == agent]
         if not rs:
             continue
         s = MatchSummary.from_results([r["a_result"] for r in rs], [r["a_score"] for r in rs],
                                       [unit_of(r) for r in rs])
-        side = s.gain_ci.separated_from(0.0)
-        checks.append({"member": m, "early": early[m].label, "final": final[m].label, "games": s.games,
-                       "units": s.gain_ci.units, "early_gain": s.gain, "early_gain_low": s.gain_ci.low,
-                       "early_gain_high": s.gain_ci.high, "early_gain_radius": s.gain_radius,
+        ci = s.gain_ci
+        assert ci is not None               # from_results always sets it
+        side = ci.separated_from(0.0)
+        checks.append({"member": m, "early": early_nets[m].label, "final": final_nets[m].label, "games": s.games,
+                       "units": ci.units, "early_gain": s.gain, "early_gain_low": ci.low,
+                       "early_gain_high": ci.high, "early_gain_radius": s.gain_radius,
                        "early_weaker": side < 0,
                        "verdict": {-1: "weaker", 1: "stronger", 0: "not separated"}[side]})
     pools["early_vs_final"] = checks

@@ -1,6 +1,8 @@
 """The static checks of the test command: ruff on the Python packages and cython-lint on the
 compiled sources, with the settings of pyproject.toml ([tool.ruff], [tool.cython-lint]), and zero
-findings. (mypy on the packages with the compiled modules' stubs: tests/test_stubs.py.)"""
+findings; mypy ([tool.mypy]) on descent/ and training/ with zero findings (on games/ and search_ext/
+with the compiled modules' stubs: tests/test_stubs.py); and no import inside a function without a
+comment saying why it is lazy."""
 import os
 import shutil
 import subprocess
@@ -37,3 +39,10 @@ def test_cython_lint_finds_nothing():
     assert len(sources) > 20
     r = _run([_tool("cython-lint"), *sources])
     assert r.returncode == 0 and not r.stdout.strip(), r.stdout + r.stderr
+
+
+def test_mypy_finds_nothing_in_descent_and_training():
+    pytest.importorskip("mypy", reason="mypy is not installed (pip install -e '.[test]')")
+    r = subprocess.run([sys.executable, "-m", "mypy", "-p", "descent", "-p", "training"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+    assert r.returncode == 0 and "Success: no issues found" in r.stdout, r.stdout[-6000:] + r.stderr[-2000:]

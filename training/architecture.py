@@ -111,7 +111,7 @@ class Architecture:
         """The network as one ordered list of layer specs; layer names are those of the Keras
         model (and so of the weights)."""
         act = self.activation
-        out = [Conv("stem", self.filters, self.kernel, act)]
+        out: list[Conv | Residual | Flatten | Dense] = [Conv("stem", self.filters, self.kernel, act)]
         for i in range(self.blocks):
             out.append(Residual(f"block{i}", (Conv(f"block{i}_a", self.filters, self.kernel, act),
                                               Conv(f"block{i}_b", self.filters, self.kernel, None)),

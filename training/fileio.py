@@ -240,7 +240,7 @@ class FileLock:
                  poll: float = 0.05):
         self.path = Path(path)
         self.timeout, self.busy, self.error, self.poll = timeout, busy, error, poll
-        self.fd = None
+        self.fd: int | None = None
 
     def acquire(self) -> FileLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)

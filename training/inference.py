@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -339,7 +340,7 @@ class OnnxInference(SnapshotInference):
 
     def __init__(self, network, threads: int = 1):
         self.threads = threads
-        self._sess = None
+        self._sess: Any = None         # an onnxruntime.InferenceSession (untyped package)
         super().__init__(network)
 
     def _build(self, weights: dict) -> None:

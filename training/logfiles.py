@@ -75,7 +75,8 @@ def archives(mdir, clean: bool = False) -> list[Archive]:
             found.append(Archive(p, int(m[1]), int(m[2]), int(m[3])))
     # widest first, then the thinnest: a range inside a kept one is superseded
     found.sort(key=lambda a: (a.first, -a.last, -a.every))
-    kept, superseded = [], []
+    kept: list[Archive] = []
+    superseded: list[Archive] = []
     for a in found:
         if kept and a.last <= kept[-1].last:
             superseded.append(a)

@@ -48,7 +48,7 @@ COUNTERS_META = v.Record({"games": v.Int(0, v.MAX_COUNT), "examples": v.Int(0, 1
                           "milestones_done": v.List(v.Str(64, empty=False), max_len=1000)},
                          {"rng": v.Opt(_RNG_STATE), "seed": v.Int(0, 2 ** 64),
                           "cpu_seconds": v.Real(0.0, 1e12)})
-_COMMON_META = {"game": v.Str(256, empty=False)}
+_COMMON_META: dict[str, v.Check] = {"game": v.Str(256, empty=False)}
 _OPTIONAL_META = {"network": NETWORK_META, "config": v.Record({}, {"network": NETWORK_META}),
                   "planes_shape": v.List(v.Int(1, 4096), 3, 3), "member": v.Int(0, 100_000),
                   "game_version": v.Int(0, 10 ** 6)}

@@ -62,9 +62,9 @@ class ProgressReporter:
         self.mdir, self.member, self.budget, self.memory_mb = mdir, member, budget, memory_mb
         self.timing, self.status, self.report = timing, status, report
         self.writer, self.tf, self.interval, self.clock = writer, tf, interval, clock
-        self.last_t = None
-        self.last = None
-        self.record = None
+        self.last_t: float | None = None
+        self.last: dict | None = None
+        self.record: dict | None = None
 
     def __call__(self, p: dict) -> None:
         now = self.clock()

@@ -138,7 +138,8 @@ class ReplayBuffer:
         self.dir.mkdir(parents=True, exist_ok=True)
         fileio.clean_temp_files(self.dir)        # writes interrupted by a kill (their writer is dead)
         files = self.files()
-        held, full = 0, False
+        held: float = 0
+        full = False
         for gid, path in sorted(files.items(), reverse=True):      # newest first: the byte cap
             if gid > games_done or gid <= games_done - self.window or full:
                 path.unlink()               # never counted, out of the window, or past its bytes

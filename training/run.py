@@ -307,7 +307,7 @@ def _member_seconds(run_dir: Path, member: int) -> float:
 
 def list_checkpoints(root: Path, game: str | None = None) -> list[dict]:
     """Every milestone checkpoint under ``root`` (run directories), optionally of one game."""
-    rows = []
+    rows: list[dict] = []
     for run in layout.runs_below(root):
         rec = read_run_record(run)
         if game is not None and rec.get("game") != game and rec.get("game", "").split("(")[0] != game:

@@ -117,7 +117,7 @@ def _logged_scalars(tb_dir: Path) -> set:
     from training import import_tensorflow
     import_tensorflow()                 # quietly, before tensorflow.core loads it
     from tensorflow.core.util import event_pb2
-    seen = set()
+    seen: set[tuple[int, str]] = set()
     if not tb_dir.is_dir():
         return seen
     for path in sorted(tb_dir.glob("events.out.tfevents.*")):
@@ -211,7 +211,7 @@ class _Learner:
         self._closing = False       # set before the end-of-queue marker is queued
         self._lock = threading.Lock()
         if mode in ("thread", "async"):
-            self.queue = queue.Queue(maxsize=1 if mode == "thread" else self.ASYNC_BACKLOG)
+            self.queue: queue.Queue = queue.Queue(maxsize=1 if mode == "thread" else self.ASYNC_BACKLOG)
             self.thread = threading.Thread(target=self._loop, name="learner", daemon=True)
             self.thread.start()
 
@@ -454,10 +454,25 @@ class MemberTrainer:
         self.options = runtime_options(job)
         self.mdir = member_dir(job.run_dir, job.member)
         self.state_path = layout.state_file(self.mdir)
-        self.progress: _Progress | None = None
-        self.learner: _Learner | None = None
-        self.net_spread = self.target_spread = None     # of the last training pass (_check_spread)
+        self._progress: _Progress | None = None        # set up by the first steps of ``run``
+        self._learner: _Learner | None = None
+        self.net_spread: float | None = None             # of the last training pass (_check_spread)
+        self.target_spread: float | None = None
         self.collapsed_passes = 0
+
+    @property
+    def progress(self) -> _Progress:
+        """The counters (``_Progress``), set up by ``_resume``."""
+        if self._progress is None:
+            raise RuntimeError("the trainer's progress is not set up yet (run() sets it up)")
+        return self._progress
+
+    @property
+    def learner(self) -> _Learner:
+        """The learner (``_Learner``), set up by ``_start``."""
+        if self._learner is None:
+            raise RuntimeError("the trainer's learner is not set up yet (run() sets it up)")
+        return self._learner
 
     def run(self) -> dict:
         self._build()
@@ -498,7 +513,7 @@ class MemberTrainer:
         if self.state_path.exists():
             meta = load_state(self.state_path, self.model, self.optimizer)
             counters, pending = meta["counters"], meta.get("record")
-        self.progress = _Progress.restore(self.job.seed, counters, pending)
+        self._progress = _Progress.restore(self.job.seed, counters, pending)
         self.rng = np.random.default_rng(self.job.seed)
         if counters is not None and counters.get("rng") is not None:
             try:
@@ -536,7 +551,7 @@ class MemberTrainer:
         self.writer = RollingWriter(tf, layout.tensorboard_dir(self.mdir), self.options.log_max_mb)
         repair_logs(self.mdir, self.progress.games_counted(), self.pending, self.writer,
                     self.options.log_max_mb)
-        self.learner = _Learner(self.process, mode)
+        self._learner = _Learner(self.process, mode)
 
     # ---- the self-play thread ----------------------------------------------------------------
     def _play(self) -> None:

@@ -61,7 +61,10 @@ class Dialect:
     def move_to_uci(self, state, action: int) -> str:
         text = state.move_to_str(action)
         if self.name == "xiangqi":
-            f1, r1, f2, r2 = re.fullmatch(r"([a-i])(\d)([a-i])(\d)", text).groups()
+            m = re.fullmatch(r"([a-i])(\d)([a-i])(\d)", text)
+            if m is None:
+                raise AssertionError(f"xiangqi move text {text!r} is not file-rank-file-rank")
+            f1, r1, f2, r2 = m.groups()
             return f"{f1}{int(r1) + 1}{f2}{int(r2) + 1}"
         return text
 

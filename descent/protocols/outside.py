@@ -71,13 +71,15 @@ class _Process:
             raise EngineError(f"engine {exe}: not executable") from None
         except OSError as exc:
             raise EngineError(f"engine {name}: cannot start {exe} ({exc.strerror or exc})") from None
+        assert self.proc.stdin is not None and self.proc.stdout is not None     # both are pipes
+        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
         self.lines: queue.Queue = queue.Queue()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
     def _read(self) -> None:
         try:
-            for line in self.proc.stdout:
+            for line in self.stdout:
                 self.lines.put(line.rstrip("\r\n"))
         except (OSError, ValueError):
             pass
@@ -85,8 +87,8 @@ class _Process:
 
     def send(self, line: str) -> None:
         try:
-            self.proc.stdin.write(line + "\n")
-            self.proc.stdin.flush()
+            self.stdin.write(line + "\n")
+            self.stdin.flush()
         except (BrokenPipeError, OSError, ValueError):
             raise EngineError(f"engine {self.name} exited{self._code()} (writing {line[:60]!r})") from None
 
@@ -116,9 +118,9 @@ class _Process:
         if self.proc.poll() is None:
             try:
                 if goodbye:
-                    self.proc.stdin.write(goodbye + "\n")
-                    self.proc.stdin.flush()
-                self.proc.stdin.close()
+                    self.stdin.write(goodbye + "\n")
+                    self.stdin.flush()
+                self.stdin.close()
             except (OSError, ValueError):
                 pass
             try:
@@ -126,7 +128,7 @@ class _Process:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        for f in (self.proc.stdin, self.proc.stdout):
+        for f in (self.stdin, self.stdout):
             try:
                 f.close()
             except (OSError, ValueError):
@@ -160,6 +162,22 @@ class EngineAgent(Agent):
             proc.close(self.goodbye)
 
     goodbye = "quit"
+
+    def _running(self) -> _Process:
+        """The engine's process (``EngineError`` once it was closed after a failure)."""
+        if self.proc is None:
+            raise EngineError(f"engine {self.name} is not running (it failed earlier in this game)")
+        return self.proc
+
+    # the protocol of each kind of engine
+    def handshake(self) -> None:
+        raise NotImplementedError
+
+    def new_game(self) -> None:
+        raise NotImplementedError
+
+    def ask(self, state) -> int:
+        raise NotImplementedError
 
     def __del__(self):
         try:
@@ -207,7 +225,7 @@ class UciAgent(EngineAgent):
     kind = "uci"
 
     def handshake(self) -> None:
-        p = self.proc
+        p = self._running()
         self.dialect = nt.Dialect(self.game)
         p.send("uci")
         variants, has_path = set(), False
@@ -240,16 +258,17 @@ class UciAgent(EngineAgent):
         self.new_game()
 
     def new_game(self) -> None:
-        self.proc.send("ucinewgame")
+        self._running().send("ucinewgame")
         self.ready()
 
     def ready(self) -> None:
-        self.proc.send("isready")
-        while self.proc.readline(self._deadline(), "readyok").strip() != "readyok":
+        p = self._running()
+        p.send("isready")
+        while p.readline(self._deadline(), "readyok").strip() != "readyok":
             pass
 
     def ask(self, state) -> int:
-        p = self.proc
+        p = self._running()
         start = self.game.new_state()
         moves = []
         for a in state.move_stack:
@@ -289,7 +308,7 @@ class GtpAgent(EngineAgent):
 
     def command(self, line: str, deadline: float | None = None) -> str:
         """Send one GTP command; its answer (``EngineError`` on ``?``)."""
-        p = self.proc
+        p = self._running()
         p.send(line)
         deadline = deadline or self._deadline()
         while True:

@@ -203,7 +203,9 @@ class UciServer:
         p = self.player
         state = p.state
         if state.is_game_over():
-            self.note(f"the game is over ({state.outcome().termination})")
+            outcome = state.outcome()
+            assert outcome is not None          # the game is over
+            self.note(f"the game is over ({outcome.termination})")
             self.send("bestmove (none)")
             return
         try:

@@ -49,13 +49,15 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, PlainTextResponse
+from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -585,8 +587,11 @@ def create_app(root=None, offered: list[dict] | None = None, max_games: int = MA
         yield
         hub.close()
 
+    # each handler is registered for its own exception class only (Starlette's handler type takes
+    # any Exception, so the handlers' narrower parameter types are widened to Any here)
+    handlers: dict[type[Exception], Callable[[Request, Any], Awaitable[Response]]] = {
+        ApiError: api_error, GameError: game_error, HTTPException: http_error, Exception: server_error}
     app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(SecurityHeaders)],
-                    exception_handlers={ApiError: api_error, GameError: game_error,
-                                        HTTPException: http_error, Exception: server_error})
+                    exception_handlers=handlers)
     app.state.hub = hub
     return app
