@@ -31,6 +31,10 @@ from games.errors import GameError
 from descent.networks import best_network, make_agent
 from search_ext import agents as _agents
 from search_ext.agents import parse_agent
+from descent import shipped, strength
+from descent.calibrate import find_calibration
+import os
+from descent.adaptive import Adaptive
 
 __all__ = ["LEVELS", "Opponent", "agent_spec", "best_network", "make_agent"]
 
@@ -54,8 +58,6 @@ def _calibrated(game_spec: str, net: str | None, seed: int, root=None) -> dict |
     """The balanced agent at the calibrated budget (``descent calibrate``), or None: a calibration
     against the pool applies with the best network; one against an agent applies with its own leaf
     evaluator."""
-    from descent import shipped
-    from descent.calibrate import find_calibration
     cal = find_calibration(game_spec, "minibal_plus", root=root)
     if cal is None and shipped.is_shipped(net):
         cal = shipped.calibration(game_spec)      # the one shipped beside the network
@@ -70,8 +72,6 @@ def _calibrated(game_spec: str, net: str | None, seed: int, root=None) -> dict |
 
 
 def _is_shipped_final(game_spec: str, net) -> bool:
-    import os
-    from descent import shipped
     final = shipped.network(game_spec)
     return bool(net and final and os.path.realpath(str(net)) == os.path.realpath(str(final)))
 
@@ -79,7 +79,6 @@ def _is_shipped_final(game_spec: str, net) -> bool:
 def _rating_of(game_spec: str, level: str, spec: str) -> dict | None:
     """The measured rating of ``level`` when ``spec`` is the setting its table rated (network and
     budget), else None (another network, a time budget, an own agent)."""
-    from descent import strength
     ratings = strength.level_ratings(game_spec)
     entry = ratings.get(level)
     if entry is None or not strength.matches(entry["spec"], spec):
@@ -103,7 +102,6 @@ class Opponent:
         self.adaptive = None
         self.rating = None          # the rating table's entry of this setting (descent.strength), or None
         self._bot_seats: set = set()
-        from descent import strength
         if elo is not None:
             if agent is not None or level == "adaptive" or time is not None or iterations is not None \
                     or net != "best" and not _is_shipped_final(self.info.spec, net):
@@ -123,7 +121,6 @@ class Opponent:
                 if used and _is_shipped_final(self.info.spec, used) and strength.level_ratings(self.info.spec):
                     iterations = strength.LEVEL_ITERATIONS
         if agent is None and level == "adaptive":
-            from descent.adaptive import Adaptive
             if not player:
                 raise GameError("level adaptive needs a player name (--player NAME)")
             self.adaptive = Adaptive(player, self.info.spec, start_iterations=iterations, root=root,

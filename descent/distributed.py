@@ -34,8 +34,20 @@ from pathlib import Path
 from games import validate
 from games.errors import GameError
 from training import layout
-from training.fileio import write_bytes
+from training.fileio import append_bytes, clean_temp_files, json_text, write_bytes
 from training.layout import REPLAY_DIR, STATE_FILE, member_dir
+import threading
+import logging
+import socket
+import hashlib
+import sys
+from tqdm import tqdm
+from training.network import read_meta
+import json
+from training.logfiles import (
+    LogCaps, archived_through, archives, event_files, prune_event_files, read_archive, rotate_log)
+from training.trainer import repair_logs, runtime_options, train_member
+import dataclasses
 
 CONNECT_TIMEOUT = 10.0     # seconds to reach a cluster's address before giving up
 INIT_TIMEOUT = float(os.environ.get("DESCENT_RAY_TIMEOUT", 120))   # seconds for ray.init to connect
@@ -61,7 +73,7 @@ def init(address: str | None, check: bool = True):
     ``check``, every alive node must import the same version of this package as the driver
     (``check_workers``)."""
     try:
-        import ray
+        import ray  # lazy: Ray
     except ImportError:
         raise RayUnavailable("--ray needs Ray: install it with `pip install -e '.[ray]'` "
                              "(or `pip install ray`)") from None
@@ -76,7 +88,6 @@ def init(address: str | None, check: bool = True):
     # cluster, or a path every node sees); check_workers then verifies what each node imports
     runtime_env = {"env_vars": {"PYTHONPATH": "${PYTHONPATH}" + os.pathsep + root,
                                 "TF_CPP_MIN_LOG_LEVEL": "3"}}
-    import threading
     outcome: list = []
 
     def connect():
@@ -95,7 +106,6 @@ def init(address: str | None, check: bool = True):
     else:
         # ray.init may wait forever on an address where something answers but no cluster does;
         # in a thread, it warns that it leaves SIGTERM alone (the CLI's errors stay one line)
-        import logging
         logging.getLogger("ray._private.worker").addFilter(_NO_SIGTERM_WARNING)
         t = threading.Thread(target=connect, daemon=True)
         t.start()
@@ -118,7 +128,6 @@ def init(address: str | None, check: bool = True):
 def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
     """Refuse an address that is malformed or where nothing answers within ``timeout`` seconds
     (``ray.init`` would wait forever): ``RayUnavailable`` naming it."""
-    import socket
     text = validate.text(address, "Ray address", RayUnavailable, max_len=256)
     hostport = text.strip().removeprefix("ray://").rstrip("/")
     host, sep, port = hostport.rpartition(":")
@@ -141,16 +150,17 @@ def _fingerprint_fn():
     Nested, hence pickled by value: ``check_workers`` runs it on nodes where ``descent`` does not
     import."""
     def fingerprint() -> dict:
+        # lazy: fingerprint is pickled by value and runs on each Ray node (its imports too)
         import hashlib
-        import importlib.util
-        from pathlib import Path
+        import importlib.util  # lazy: pickled by value, runs on each Ray node
+        from pathlib import Path  # lazy: pickled by value, runs on each Ray node
         try:
-            import descent
+            import descent  # lazy: the import that is checked on each node
             where = str(Path(descent.__file__).resolve().parent)
         except Exception as exc:            # ImportError, or a broken installation
             return {"error": f"{type(exc).__name__}: {exc}"}
         try:
-            from importlib.metadata import version
+            from importlib.metadata import version  # lazy: pickled by value, runs on each Ray node
             ver = version("descent")
         except Exception:
             ver = "unknown"
@@ -176,8 +186,8 @@ def check_workers(ray=None, timeout: float | None = None, nodes: list | None = N
     stderr. Nodes that join later are not checked. ``nodes``: the node records to check (default
     ``ray.nodes()``, the alive ones)."""
     if ray is None:
-        import ray
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+        import ray  # lazy: Ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # lazy: Ray
     timeout = INIT_TIMEOUT if timeout is None else timeout
     fingerprint = _fingerprint_fn()
     mine = fingerprint()
@@ -238,7 +248,6 @@ def _alive(ray, node_id: str) -> bool:
 def _note_left(name: str) -> None:
     """One line on stderr for a node that left the cluster during the package check (not fatal:
     nothing is scheduled on a dead node)."""
-    import sys
     print(f"note: {name} left the cluster during the package check; it is skipped", file=sys.stderr)
 
 
@@ -253,8 +262,6 @@ def member_lost_line(member: int, synced: int, played: int, exc) -> str:
 
 
 def _note_member_lost(member: int, synced: int, played: int, exc) -> None:
-    import sys
-    from tqdm import tqdm
     tqdm.write(member_lost_line(member, synced, played, exc), file=sys.stderr)
 
 
@@ -293,7 +300,6 @@ def _put_nets(ray, tasks: list[dict]) -> dict:
     """{path: (digest, object ref of its bytes)} of every checkpoint file the tasks name, each read
     once by the driver and put in the object store once (a name that is no file here, such as
     ``net=best``, is left to the worker)."""
-    import hashlib
     out = {}
     for path in sorted({p for t in tasks for p in _net_paths(t)}):
         if not Path(path).is_file():
@@ -307,7 +313,7 @@ def _play_shipped(play, task: dict, nets: dict):
     """``play(task)`` on a worker with the task's checkpoints taken from the object store into a
     node-local cache (``<tmp>/descent-nets/<digest>/<name>``, written atomically, once per node);
     returns ``(task, result)`` with the driver's task, so rows keep the driver's paths."""
-    import ray
+    import ray  # lazy: Ray
     local = {}
     for path, (digest, ref) in nets.items():
         target = Path(tempfile.gettempdir()) / "descent-nets" / digest / Path(path).name
@@ -373,7 +379,6 @@ def _unpack(data: bytes, directory: Path) -> None:
 
 def _games_of(mdir: Path) -> tuple[int, dict | None]:
     """The games counted by a member's ``latest.h5`` (0 without one) and the last one's record."""
-    from training.network import read_meta
     path = layout.state_file(mdir)
     if not path.exists():
         return 0, None
@@ -382,7 +387,6 @@ def _games_of(mdir: Path) -> tuple[int, dict | None]:
 
 
 def _line_game(line: bytes) -> int | None:
-    import json
     try:
         return int(json.loads(line)["game"])
     except (ValueError, KeyError, TypeError):
@@ -424,8 +428,6 @@ class MemberSync:
     def _rotated(self) -> list[bytes]:
         """The lines not yet sent that a rotation of ``log.jsonl`` moved to an archive
         (``training.logfiles``); ``log.jsonl`` is then read from its start."""
-        from training.fileio import json_text
-        from training.logfiles import archives, read_archive
         self.log_offset = 0
         lines = []
         for arc in archives(self.mdir):
@@ -445,7 +447,6 @@ class MemberSync:
                "games": games, "log": b"", "tensorboard": tensorboard, "files": sent}
         log = layout.log_file(self.mdir)
         lines = []
-        from training.logfiles import archived_through, archives
         through = archived_through(archives(self.mdir))
         if through != self.through or (log.exists() and log.stat().st_size < self.log_offset):
             lines = self._rotated()              # log.jsonl was rotated since the last copy
@@ -509,7 +510,6 @@ def apply_sync(mdir: Path, msg: dict, last_game: int, window: int,
     the window (``window`` games) and, with ``log_max_mb``, the log's rotation and the oldest event
     files past the cap (``training.logfiles``, as the member does). Returns the new last logged
     game."""
-    from training.fileio import append_bytes
     mdir.mkdir(parents=True, exist_ok=True)
     for rel, data in msg["files"].items():
         if Path(rel).is_absolute() or ".." in Path(rel).parts:
@@ -539,7 +539,6 @@ def apply_sync(mdir: Path, msg: dict, last_game: int, window: int,
             if game is not None and game <= msg["games"] - window:
                 p.unlink(missing_ok=True)
     if log_max_mb is not None:
-        from training.logfiles import LogCaps, event_files, prune_event_files, rotate_log
         rotate_log(mdir, log_max_mb)
         tb = layout.tensorboard_dir(mdir)
         if tb.is_dir():
@@ -552,8 +551,6 @@ def prepare_member(mdir: Path, log_max_mb: float | None = None) -> int:
     """The driver's copy of a member made consistent before it is shipped (temporary files of
     killed writes removed, ``log.jsonl`` repaired to the games ``latest.h5`` counts, as a local
     resume does): returns those games, after which the synced log lines are appended."""
-    from training.fileio import clean_temp_files
-    from training.trainer import repair_logs
     if not mdir.exists():
         return 0
     clean_temp_files(mdir, recursive=True)
@@ -564,7 +561,7 @@ def prepare_member(mdir: Path, log_max_mb: float | None = None) -> int:
 
 def _node_id() -> str | None:
     try:
-        import ray
+        import ray  # lazy: Ray
         return ray.get_runtime_context().get_node_id()
     except Exception:        # not in a Ray worker
         return None
@@ -574,7 +571,6 @@ def _train_remote(job, queue, shipped: bytes | None, sync: dict | None = None):
     """A member trained by a Ray task: in place (a shared file system), or, with ``shipped`` (the
     driver's copy of its files), in a scratch directory whose state goes back to the driver through
     ``queue`` (``MemberSync``; ``sync``: ``attempt``, ``replay``)."""
-    from training.trainer import runtime_options, train_member
 
     def report(rec):
         if queue is not None:
@@ -608,7 +604,7 @@ def _driver_actor_options(ray) -> dict:
     ends the run with ActorUnavailableError."""
     options: dict[str, object] = {"num_cpus": 0}
     try:
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # lazy: Ray
         alive = [n for n in ray.nodes() if n.get("Alive")]
         mine = ray.get_runtime_context().get_node_id()
         head = next((n["NodeID"] for n in alive
@@ -633,11 +629,9 @@ def train_members_ray(jobs, address: str | None, on_record, ship: bool = False,
     node is shipped again from what was synced and continues (at most ``MEMBER_FAILURES`` losses
     in a row without a synced game); an error of the member itself is raised. Without ``ship``,
     Ray retries a lost member, which resumes from the shared files."""
-    import dataclasses
     ray = init(address)
-    from ray.exceptions import RayError, RayTaskError
-    from ray.util.queue import Queue
-    from training.trainer import runtime_options
+    from ray.exceptions import RayError, RayTaskError  # lazy: Ray
+    from ray.util.queue import Queue  # lazy: Ray
     queue = Queue(actor_options=_driver_actor_options(ray))
     remote = ray.remote(max_retries=0 if ship else 2, num_cpus=1)(_train_remote)
     by_member = {job.member: job for job in jobs}
@@ -661,7 +655,6 @@ def train_members_ray(jobs, address: str | None, on_record, ship: bool = False,
         attempt[job.member] = attempt.get(job.member, -1) + 1
         left = job.max_games - (games - start[job.member]) if job.max_games else 0
         if job.max_games and left <= 0:           # its games were played and synced; the end lost
-            from training.network import read_meta
             results[job.member] = {k: v for k, v in read_meta(layout.state_file(mdir))["counters"].items()
                                    if k != "rng"}
             return

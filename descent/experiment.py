@@ -26,6 +26,13 @@ from pathlib import Path
 from games.errors import GameError
 from descent.config import read_toml
 from training import layout
+import games
+from training.fileio import write_json
+import sys
+import games as _games
+from descent.plan import build_plan
+from descent.report import make_report, pools_summary
+from descent.tournament import evaluate, rank
 
 _KEYS: dict[str, dict[str, type]] = {
     "experiment": {"name": str, "seed": int, "workers": int, "runs": str, "report": str},
@@ -81,7 +88,6 @@ def load_experiment(path) -> dict:
     for o in out["opponents"]:
         if o.get("kind") not in ("pool", "mcts") or "budget" not in o:
             raise ExperimentError(f"{path}: every [[opponents]] needs kind = 'pool' or 'mcts' and a budget")
-    import games
     for g in out["games"]:
         if "spec" not in g:
             raise ExperimentError(f"{path}: every [[games]] needs a spec")
@@ -95,7 +101,6 @@ def load_experiment(path) -> dict:
 def record_milestones(run_dir: Path, milestones, budget: float) -> None:
     """Add the milestones and budget to ``run.json`` when it lacks them (rank and evaluate read the
     early and final checkpoints from there)."""
-    from training.fileio import write_json
     path = layout.run_record(run_dir)
     rec = json.loads(path.read_text())
     if rec.get("milestones"):
@@ -113,11 +118,6 @@ def run_experiment(path, runs: str | None = None, report: str | None = None, sta
     always covers every game of the file that has results). Every game's training is a
     ``descent.plan`` training plan, checked before any stage runs; ``warn``: where its notes go
     (default: stderr)."""
-    import sys
-    import games as _games
-    from descent.plan import build_plan
-    from descent.report import make_report
-    from descent.tournament import evaluate, rank
     exp = load_experiment(path)
     e, t, r, ev = exp["experiment"], exp["train"], exp["rank"], exp["evaluate"]
     runs_root = Path(runs or e["runs"])
@@ -154,7 +154,6 @@ def run_experiment(path, runs: str | None = None, report: str | None = None, sta
                  f"{r['opening_plies']} opening plies")
             rank(run_dir, spec, r["agent"], r["games_per_pair"], r["opening_plies"], e["workers"], e["seed"],
                  echo=echo, ray_address=plan.ray)
-            from descent.report import pools_summary
             echo("\n".join(pools_summary(run_dir)))
         if "evaluate" in stages:
             for o in exp["opponents"]:

@@ -13,6 +13,12 @@ from pathlib import Path
 
 from search_ext import agents as _agents
 from training import layout
+from training.inference import make_inference
+from descent.shipped import check_network, network
+from training.network import read_network
+from search_ext.engine_spec import is_engine_spec
+from descent.protocols.outside import make_engine_agent
+from training.run import DEFAULT_ROOT, list_checkpoints
 
 
 def network_evaluator(opts: dict, game=None):
@@ -22,9 +28,6 @@ def network_evaluator(opts: dict, game=None):
     that an agent's searches share one network."""
     inf = opts.get("_inference")
     if inf is None:
-        from training.inference import make_inference
-        from descent.shipped import check_network
-        from training.network import read_network
         check_network(opts["net"])          # a shipped network must match its model card
         inf = opts["_inference"] = make_inference(read_network(opts["net"], game))
     return inf.evaluator()
@@ -36,9 +39,7 @@ def make_agent(spec: str, game) -> _agents.Agent:
     checkpoint that cannot be loaded ``training.network.CheckpointError``. An outside engine
     (``uci:COMMAND,...`` / ``gtp:COMMAND,...``) is started as a subprocess
     (``descent.protocols.outside``; ``EngineError`` when it cannot be)."""
-    from search_ext.engine_spec import is_engine_spec
     if is_engine_spec(spec):
-        from descent.protocols.outside import make_engine_agent
         return make_engine_agent(spec, game)
     return _agents.make_agent(spec, game, network_loader=network_evaluator)
 
@@ -59,7 +60,6 @@ def best_network(game_spec: str, root=None, shipped: bool = True) -> str | None:
     """The path of the best network for a game: the user's (``descent rank``'s pools under
     ``root``, else the newest trained milestone), else with ``shipped`` the final network shipped
     in the repository (``descent.shipped``); None when there is none."""
-    from training.run import DEFAULT_ROOT, list_checkpoints
     root = Path(root) if root else DEFAULT_ROOT
     for pools in ranked_pools(game_spec, root):
         top = pools["ranking"][0]["net"] if pools.get("ranking") else pools["high"][0]["net"]
@@ -71,7 +71,6 @@ def best_network(game_spec: str, root=None, shipped: bool = True) -> str | None:
     if not rows:
         if not shipped:
             return None
-        from descent.shipped import network
         return network(game_spec)
     rows.sort(key=lambda r: (r["train_seconds"] or 0, r["games"] or 0))
     return rows[-1]["path"]

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from training.options import RuntimeOptions, option_fields
+from training.fileio import write_text
+from descent.config import SCHEMA
+from descent.cli import train
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "options.md"
 
@@ -67,11 +71,10 @@ def markdown(schema=None, train_command=None, runtime=None) -> str:
     """The text of ``docs/options.md`` for ``schema`` (default ``descent.config.SCHEMA``), the
     command-line column from ``train_command``'s options (default ``descent train``), the keys of
     the ``runtime`` options dataclass (default ``RuntimeOptions``) marked."""
-    from training.options import RuntimeOptions, option_fields
     if schema is None:
-        from descent.config import SCHEMA as schema
+        schema = SCHEMA
     if train_command is None:
-        from descent.cli import train as train_command
+        train_command = train
     flags = command_options(train_command)
     runtime_keys = {f.name for f in option_fields(runtime or RuntimeOptions)}
     parts = [INTRO]
@@ -93,7 +96,6 @@ def main(argv=None) -> int:
     text = markdown()
     if args == ["--write"]:
         DOC.parent.mkdir(exist_ok=True)
-        from training.fileio import write_text
         write_text(DOC, text)
         print(f"wrote {DOC}")
     elif not args:

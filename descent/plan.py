@@ -30,6 +30,7 @@ from descent.config import (ConfigError, check_config_game, default_config_path,
                             parse_duration, parse_durations)
 from training import layout
 from training.run import default_run_dir, recorded_config, run_training, runtime_config
+from descent.distributed import ray_runner
 
 
 class PlanError(ConfigError):
@@ -74,7 +75,6 @@ class TrainingPlan:
         """The members' runner on Ray (``descent.distributed.ray_runner``), or None."""
         if self.ray is None:
             return None
-        from descent.distributed import ray_runner
         return ray_runner(self.ray, self.ray_ship, self.ray_ship_replay)
 
     def run(self, progress: bool = True, echo=print) -> list[dict]:

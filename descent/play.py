@@ -14,6 +14,9 @@ import sys
 import click
 
 from games.errors import GameError
+from descent.api import Opponent
+from descent.strength import rating_text
+from descent.shipped import is_shipped, specs_for
 
 HELP = ("Type a move in the game's notation{example}, or one of: moves (list the legal moves), "
         "hint (the strongest move, by a separate analysis), undo (take back your last move), resign, help.")
@@ -38,7 +41,6 @@ def _ask(prompt: str) -> str | None:
 
 def play(game: str, opponent, seat: int, plain: bool, save: str | None = None) -> int:
     """Run one game; returns the person's result (+1 win, 0 draw, -1 loss or resignation)."""
-    from descent.api import Opponent
     bot: Opponent = opponent
     state = bot.state
     players = bot.info.players
@@ -50,7 +52,6 @@ def play(game: str, opponent, seat: int, plain: bool, save: str | None = None) -
         f"{it}. Level: {bot.level}.")
     rating = getattr(bot, "rating", None)
     if rating:
-        from descent.strength import rating_text
         say(f"Rated {rating_text(rating, rating['anchor'])} (docs/strength.md).")
     c = getattr(bot, "calibration", None)
     if c:
@@ -60,14 +61,12 @@ def play(game: str, opponent, seat: int, plain: bool, save: str | None = None) -
     if adaptive is not None:
         say(f"Opponent: {adaptive.describe()}.")
     if bot.network is None:
-        from descent.shipped import specs_for
         others = [s for s in specs_for(bot.info.spec) if s != bot.info.spec]
         ship_note = (" Networks ship for " + ", ".join(f"'{s}'" for s in others)
                      + f": for example `descent play '{others[0]}'`." if others else "")
         say(f"No trained network found for {bot.info.spec}: the computer evaluates positions by random "
             f"playouts (train one with `descent train '{bot.info.spec}'`)." + ship_note)
     else:
-        from descent.shipped import is_shipped
         say(f"The computer uses the network {bot.network}"
             + (" (shipped with descent; its model card is card.json beside it)." if is_shipped(bot.network) else "."))
     say(HELP.format(example=example))

@@ -21,6 +21,9 @@ from pathlib import Path
 from descent.results import ResultsDB
 from training import fileio, layout
 from descent.stats import average_intervals, cluster_interval
+from descent.tournament import POOLS, ProtocolError
+from games import validate as v
+from descent.calibrate import side_by_side
 
 EXPERIMENTS = {"pool": "pool experiment (Minibal paper Table 2, Figures 1-2): high-level nets "
                        "against the low-level pool",
@@ -199,8 +202,6 @@ def _current_pairs(run_dir: Path):
     path = layout.pools_file(run_dir)
     if not path.exists():
         return None
-    from descent.tournament import POOLS, ProtocolError
-    from games import validate as v
     p = v.load_json(path, POOLS, ProtocolError, f"pools file {path}")
     highs = [h["net"] for h in p.get("high", [])]
     return {(h, o) for h in highs for o in [x["net"] for x in p.get("low", [])] + ["mcts"]}
@@ -224,9 +225,9 @@ def write_csv(records, path: Path) -> None:
 
 def plot(records, title: str, metric: str, path: Path) -> None:
     """Gain (%) or score against the budget, one curve per algorithm with its 95% band."""
-    import matplotlib
+    import matplotlib  # lazy: matplotlib (heavy; only for the figures)
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: matplotlib (heavy; only for the figures)
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
     algs = sorted({r["algorithm"] for r in records})
     kinds = set()
@@ -239,7 +240,7 @@ def plot(records, title: str, metric: str, path: Path) -> None:
                 ms=14 if alg.endswith(":calibrated") else 6, label=alg)
         ax.fill_between(xs, [r[metric + "_low"] for r in rs], [r[metric + "_high"] for r in rs], alpha=0.2)
     ax.axhline(0.0, color="black", lw=0.8)
-    from matplotlib.ticker import NullFormatter, ScalarFormatter
+    from matplotlib.ticker import NullFormatter, ScalarFormatter  # lazy: matplotlib (heavy; only for the figures)
     xs_all = sorted({budget_value(r["budget"]) for r in records})
     if xs_all and xs_all[0] > 0:
         ax.set_xscale("log")
@@ -301,7 +302,6 @@ def make_report(db_paths, out_dir, games: list[str] | None = None) -> dict:
                     path = out / f"{opp}_{_safe(ob)}_{_safe(g)}_{metric}.png"
                     plot([r for r in recs if r["game"] == g], f"{g}: {opp} experiment, opponent {ob}", metric, path)
                     figures.append(str(path))
-        from descent.calibrate import side_by_side
         paired = side_by_side(records + avg)
         if paired:
             sections.append("== calibrated and uncalibrated cells, side by side (descent calibrate)\n" + "\n".join(paired))

@@ -47,6 +47,7 @@ from pathlib import Path
 
 from games import validate as v
 from games.errors import GameError
+from games.registry import parse_spec
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS matches (
@@ -114,7 +115,6 @@ def _budget_ok(b):
 
 
 def _game_ok(g):
-    from games.registry import parse_spec
     try:
         parse_spec(g)
     except GameError as exc:

@@ -21,8 +21,10 @@ from pathlib import Path
 
 from descent import shipped
 from training import fileio, layout
-from training.network import CheckpointError
+from training.network import CheckpointError, load_network
 from training.run import RunError, milestone_undertrained, read_milestone, read_run_record
+import games
+from descent.calibrate import Settings, calibrate
 
 SIZE_LIMIT = 20 * 1024 * 1024        # the whole checkpoints/ folder as shipped (README and entries)
 
@@ -72,8 +74,6 @@ def ship(run, early: str, final: str, member: int = 0, command: str | None = Non
     """Ship milestones ``early`` and ``final`` of ``member`` of the run directory ``run``; returns
     the card. ``command``: the command that trained the run (default: one rebuilt from
     ``run.json``); ``cores``: cores the member used, for CPU-hours = training seconds x cores."""
-    from training.network import load_network
-    import games
     run = Path(run)
     rec = read_run_record(run)
     spec = rec["game"]
@@ -158,8 +158,6 @@ def calibrate_shipped(game: str, opponent_budget: str = "iterations=200", low: i
     """Calibrate the balanced player on the shipped networks of ``game`` and ship the result
     (``calibration.json``, named in the card). Raises ``CalibrationError``/``Unreachable`` (nothing
     shipped) like ``descent calibrate``."""
-    import games
-    from descent.calibrate import Settings, calibrate
     spec = games.load(game).spec
     found = shipped.find(spec, base)
     if found is None:

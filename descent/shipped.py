@@ -26,9 +26,12 @@ import re
 from pathlib import Path
 
 from games import validate as v
-from training.network import CheckpointError
+from training.network import CheckpointError, WEIGHTS_META, parse_meta, read_h5
 from descent.resources import SHIPPED_DIR
 from training.run import default_run_dir
+from training.architecture import Architecture
+import games
+from games.errors import GameError
 
 SHIPPED_ROOT = SHIPPED_DIR
 CARD_FILE = "card.json"
@@ -79,7 +82,6 @@ def read_card(directory) -> dict:
 
 def weights_meta(path) -> dict:
     """The checked metadata of a weights-only checkpoint, read without building the network."""
-    from training.network import WEIGHTS_META, parse_meta, read_h5
     path = Path(path)
     with read_h5(path) as f:
         fmt, raw = f.attrs.get("format"), f.attrs.get("meta")
@@ -90,7 +92,6 @@ def weights_meta(path) -> dict:
 
 
 def _architecture(meta: dict, where: str) -> dict:
-    from training.architecture import Architecture
     return Architecture.from_meta(meta, CheckpointError, where).to_meta()
 
 
@@ -101,8 +102,6 @@ def verify(directory, roles=ROLES) -> dict:
     """The card of a shipped entry after checking it against its weights: the game spec is a game's
     canonical spec, and each network's file has the card's sha256 and size, is of the card's game
     and has the card's architecture (and planes shape). ``CheckpointError`` (one line) otherwise."""
-    import games
-    from games.errors import GameError
     directory = Path(directory)
     card = read_card(directory)
     where = f"model card {directory / CARD_FILE}"

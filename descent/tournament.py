@@ -33,7 +33,12 @@ from descent.ratings import ELO, fit
 from descent.results import ResultsDB
 from descent.stats import MatchSummary, cluster_interval
 from training import layout
-from training.fileio import crash_point
+from training.fileio import check_writable_dir, crash_point, write_json
+from training.run import milestone_undertrained, read_milestone, read_run_record
+from tqdm import tqdm
+from search_ext.agents import parse_agent
+from descent.calibrate import find_calibration
+from search_ext.engine_spec import is_engine_spec
 
 DEFAULT_RANK_GAMES = 16        # games per pair in rank and in the early-versus-final check
 DEFAULT_EVAL_GAMES = 8         # games per pair in evaluate
@@ -79,7 +84,6 @@ def _run_record(run_dir: Path, game: str) -> dict:
     if not layout.is_run(run_dir):
         raise ProtocolError(f"{run_dir}: no training run here (run.json missing); train first with "
                             f"`descent train {game} --out {run_dir}`")
-    from training.run import read_run_record
     rec = read_run_record(run_dir, ProtocolError)
     if rec.get("game") != game:
         raise ProtocolError(f"{run_dir}: a run of {rec.get('game')}, not of {game}")
@@ -92,12 +96,10 @@ def find_nets(run_dir: Path, game: str) -> dict[int, list[Net]]:
     _run_record(run_dir, game)
     out: dict[int, list[Net]] = {}
     for mj in layout.milestone_records(run_dir):
-        from training.run import read_milestone
         meta = read_milestone(mj, ProtocolError)
         weights = layout.weights_of_record(mj)
         if not weights.exists() or "member" not in meta or "milestone" not in meta:
             continue
-        from training.run import milestone_undertrained
         out.setdefault(meta["member"], []).append(
             Net(meta["member"], meta["milestone"], meta.get("milestone_seconds", 0.0), str(weights),
                 meta.get("games"), meta.get("examples"), milestone_undertrained(meta)))
@@ -195,7 +197,6 @@ class _Openings:
 
 
 def _progress(tasks, workers, desc, db, row_fn, progress=True, ray_address=None):
-    from tqdm import tqdm
     done = 0
     with tqdm(total=len(tasks), desc=desc, unit="match", disable=not progress) as bar:
         for task, rec in run_tasks(tasks, workers, ray_address):
@@ -280,8 +281,6 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
     checkpoint never saw a self-play game is left out (``allow_untrained`` keeps it); checkpoints
     flagged undertrained are kept with a warning. ``early``/``final``: two milestones of the run
     instead of its first and last (``select_members``)."""
-    from search_ext.agents import parse_agent
-    from training.fileio import write_json
     parse_agent(agent)
     run_dir = Path(run_dir)
     sel = select_members(run_dir, game, allow_untrained, early, final)
@@ -310,7 +309,6 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
                             + (f" with a trained final checkpoint ({len(sel['untrained'])} never "
                                f"saw a game)" if sel["untrained"] else "")
                             + "; ranking needs at least 2")
-    from training.fileio import check_writable_dir
     check_writable_dir(run_dir, ProtocolError, "run directory")   # pools.json, results.db: before any match
     db = ResultsDB(db_path or layout.results_db(run_dir))
     have = db.keys("rank")
@@ -414,7 +412,6 @@ def _calibrated_plan(run_dir, game: str, alg: str, opponent: str):
     base, _, opt = alg.partition(":")
     if opt.strip() != "calibrated":
         return None
-    from descent.calibrate import find_calibration
     cal = find_calibration(game, base, run_dir=run_dir, prefer_against="pool" if opponent == "pool" else "mcts")
     if cal is None:
         raise ProtocolError(f"{alg}: no calibration of {base} for {game} in {Path(run_dir) / 'calibrations'}; "
@@ -429,7 +426,6 @@ def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], oppo
     """Every high net playing each algorithm at each budget against every low net (Unbounded
     Minimax at ``opponent_budget``) or plain MCTS, ``games_per_pair`` games per pairing (seat pairs
     sharing a random opening). Returns the number of matches run."""
-    from search_ext.agents import parse_agent
     run_dir = Path(run_dir)
     pools_path = layout.pools_file(run_dir)
     if not pools_path.exists():
@@ -447,7 +443,6 @@ def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], oppo
     plan = {alg: _calibrated_plan(run_dir, game, alg, opponent) or (alg, budgets) for alg in algorithms}
     for spec, alg_budgets in plan.values():
         parse_agent(_join(spec, alg_budgets[0]))
-    from search_ext.engine_spec import is_engine_spec
     engine = is_engine_spec(opponent)
     if engine:
         kind, eopts = parse_agent(opponent)     # an outside engine, with its own budget
@@ -456,7 +451,6 @@ def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], oppo
     elif opponent not in ("pool", "mcts"):
         raise ProtocolError(f"opponent {opponent!r}: expected pool, mcts or an engine (uci:COMMAND,... "
                             f"or gtp:COMMAND,...)")
-    from training.fileio import check_writable_dir
     db_path = Path(db_path or layout.results_db(run_dir))
     check_writable_dir(db_path.parent, ProtocolError, "run directory")   # before any match
     db = ResultsDB(db_path)

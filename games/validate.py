@@ -31,7 +31,10 @@ from pathlib import Path
 from typing import Any, NoReturn
 from collections.abc import Callable
 
-from games.errors import GameError
+from games.errors import GameError, GameOverError, InvalidMoveError, WrongGameError
+import numpy as np
+import sqlite3
+from urllib.parse import quote
 
 MAX_TEXT = 4096          # characters of one position, spec, move or option value
 MAX_COUNT = 10 ** 9      # iterations, nodes, games: more would run for days
@@ -186,7 +189,6 @@ def action(value, num_actions: int, what: str = "action id", error=None, range_e
     """An action id: an integer (never ``bool`` or a float) in ``[0, num_actions)``; ``error``
     (default ``InvalidMoveError``) for anything else, ``range_error`` (default ``error``) for an
     integer out of range."""
-    from games.errors import InvalidMoveError
     error = error or InvalidMoveError
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         _fail(error, what, f"{_show(value)} is not an action id (an integer) or a move string")
@@ -202,7 +204,6 @@ def state_for(state, game, what: str = "state", playable: bool = False) -> None:
     ``playable`` that the game is not over: the searches call it (with the GIL held) before they run
     without it, as an agent built for one game must refuse another game's state, or the same game
     with other parameters (``WrongGameError``, ``GameOverError``)."""
-    from games.errors import GameOverError, WrongGameError
     # no import of games._state (which imports this module): a State exists only once the module
     # defining it has been imported, so an object is a State iff that module is loaded and says so
     engine = sys.modules.get("games._state")
@@ -226,7 +227,6 @@ def state_arg(state, game, what: str = "state"):
 
 def rng_arg(value, what: str = "rng_state"):
     """A one-element ``uint64`` numpy array (a random generator's state, advanced in place)."""
-    import numpy as np
     if not (isinstance(value, np.ndarray) and value.dtype == np.uint64 and value.shape == (1,)
             and value.flags.c_contiguous and value.flags.writeable):
         _fail(GameError, what, f"must be a writable one-element uint64 numpy array, got {_show(value)}")
@@ -403,8 +403,6 @@ def open_sqlite_readonly(path, error=GameError, tables: tuple[str, ...] = (), wh
     """Open an SQLite database that is only read: ``mode=ro`` (nothing is ever written: no journal
     mode switch, no table created), refusing a missing, empty or foreign file (one without
     ``tables``)."""
-    import sqlite3
-    from urllib.parse import quote
     path = file_path(path, what or "database", error)
     name = what or str(path)
     if not path.is_file():

@@ -23,10 +23,11 @@ from games import validate
 from search_ext.agent_base import NETWORK_LOADER, Agent, AgentSpecError, check_values, leaf_evaluator
 from search_ext.alphabeta import AlphaBeta
 from search_ext.bestfirst import BestFirstSearch
-from search_ext.engine_spec import ENGINE_KINDS, is_engine_spec, parse_engine_spec
+from search_ext.engine_spec import ENGINE_KINDS, describe, is_engine_spec, parse_engine_spec
 from search_ext.evaluators import PlayoutEvaluator, estimate_scale
 from search_ext.mcts import MCTS
 from search_ext.predictive_agents import make_star_agent
+import games
 
 __all__ = ["ALGORITHMS", "Agent", "AgentSpecError", "Key", "describe_algorithms", "make_agent",
            "parse_agent"]
@@ -220,7 +221,6 @@ def make_agent(text: str, game, network_loader=None) -> Agent:
     ``network_loader(opts, game) -> Evaluator`` loads the value network of ``net=PATH``; the search
     layer has none of its own, so a spec with ``net=`` and no loader is an ``AgentSpecError``: use
     ``descent.make_agent(spec, game)``, which passes the loader of ``descent.networks``."""
-    import games
     info = games.load(game)
     name, opts = parse_agent(text)
     if name in ENGINE_KINDS:
@@ -468,6 +468,5 @@ def describe_algorithms() -> str:
         for k, spec in keys.items():
             choices = f" ({'|'.join(spec.choices)})" if spec.choices else ""
             lines.append(f"    {k}={spec.default}{choices}: {spec.help}")
-    from search_ext.engine_spec import describe
     lines.append(describe())
     return "\n".join(lines)

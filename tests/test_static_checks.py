@@ -3,7 +3,9 @@ compiled sources, with the settings of pyproject.toml ([tool.ruff], [tool.cython
 findings; mypy ([tool.mypy]) on descent/ and training/ with zero findings (on games/ and search_ext/
 with the compiled modules' stubs: tests/test_stubs.py); and no import inside a function without a
 comment saying why it is lazy."""
+import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -46,3 +48,49 @@ def test_mypy_finds_nothing_in_descent_and_training():
     r = subprocess.run([sys.executable, "-m", "mypy", "-p", "descent", "-p", "training"],
                        cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
     assert r.returncode == 0 and "Success: no issues found" in r.stdout, r.stdout[-6000:] + r.stderr[-2000:]
+
+
+# Files being edited elsewhere while this check was added; their deferred imports are to be moved
+# or commented after that work is merged (then this set is emptied).
+LAZY_IMPORT_TODO = {"descent/calibrate.py", "descent/strength.py", "descent/batched.py",
+                    "descent/adaptive.py", "descent/match.py"}
+
+
+def _deferred_imports_without_reason(files) -> list[str]:
+    """``path:line: statement`` of each import inside a function whose line (or the line above)
+    has no ``# lazy: ...`` comment saying why it is not at the module's top."""
+    out = []
+    for path in files:
+        text = path.read_text()
+        lines = text.splitlines()
+        for fn in ast.walk(ast.parse(text)):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    here = lines[node.lineno - 1]
+                    above = lines[node.lineno - 2] if node.lineno > 1 else ""
+                    if not re.search(r"#\s*lazy: \S", here) and not re.search(r"^\s*#\s*lazy: \S", above):
+                        out.append(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:"
+                                   f"{node.lineno}: {here.strip()}")
+    return sorted(set(out))
+
+
+def test_imports_are_at_module_top_unless_a_comment_says_why():
+    files = [p for pkg in ("descent", "training") for p in sorted((ROOT / pkg).rglob("*.py"))]
+    files += [p for pkg in ("games", "search_ext") for p in sorted((ROOT / pkg).glob("*.py"))]
+    assert len(files) > 50
+    checked = [p for p in files if p.relative_to(ROOT).as_posix() not in LAZY_IMPORT_TODO]
+    assert not _deferred_imports_without_reason(checked), "\n".join(
+        ["imports inside functions without a '# lazy: why' comment (move them to the top):",
+         *_deferred_imports_without_reason(checked)])
+
+
+def test_the_lazy_import_check_finds_a_planted_import(tmp_path):
+    src = tmp_path / "planted.py"
+    src.write_text("import os\n\n\ndef f():\n    import json\n    # lazy: TensorFlow\n"
+                   "    import tensorflow\n    import ray  # lazy: Ray\n    return json, os\n\n\n"
+                   "class C:\n    def m(self):\n        from pathlib import Path\n        return Path\n")
+    found = _deferred_imports_without_reason([src])
+    assert sorted(f.split(":", 2)[1:] for f in found) == [["14", " from pathlib import Path"],
+                                                          ["5", " import json"]]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 
 # Lines TensorFlow's C++ runtime and absl print while TensorFlow is imported (not errors).
 _BANNERS = ("All log messages before absl::InitializeLog()", "oneDNN custom operations are on",
@@ -34,7 +35,6 @@ def import_tensorflow():
     if tf is not None and "keras" in sys.modules:
         return tf
     quiet_environment()
-    import tempfile
     try:
         sys.stderr.flush()
     except (AttributeError, ValueError):
@@ -47,7 +47,8 @@ def import_tensorflow():
     except OSError:
         saved = None
     try:
-        import tensorflow as tf
+        import tensorflow as tf  # lazy: TensorFlow
+        # lazy: TensorFlow
         import keras  # noqa: F401
     finally:
         if saved is not None:
@@ -61,7 +62,7 @@ def import_tensorflow():
         if rest:
             sys.stderr.write("\n".join(rest) + "\n")
     try:
-        from absl import logging as absl_logging
+        from absl import logging as absl_logging  # lazy: TensorFlow
         absl_logging.set_verbosity(absl_logging.ERROR)
     except ImportError:
         pass

@@ -34,8 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from training.architecture import Architecture, ArchitectureError, Conv, Dense, Flatten, Residual
-from training.architecture import padding as same_padding
+from training.architecture import (
+    Architecture, ArchitectureError, Conv, Dense, Flatten, Residual, padding as same_padding)
+from search_ext.evaluators import CallableEvaluator
 
 BACKENDS = ("auto", "onnx", "numpy", "tf")
 
@@ -85,7 +86,6 @@ class InferenceBase:
         A no-op for backends that read the live weights."""
 
     def evaluator(self):
-        from search_ext.evaluators import CallableEvaluator
         return CallableEvaluator(self, self.shape)
 
 
@@ -128,7 +128,7 @@ class TFInference(InferenceBase):
     def __init__(self, model):
         super().__init__(model.input_shape[1:])
         self.model = model
-        from training import import_tensorflow
+        from training import import_tensorflow  # lazy: TensorFlow
         tf = import_tensorflow()
         self._fn = tf.function(lambda x: model(x, training=False),
                                input_signature=[tf.TensorSpec((None, *self.shape), tf.float32)],
@@ -265,7 +265,7 @@ def onnx_graph(arch: Architecture, weights: dict, planes_shape) -> bytes:
     (``model_weights(model)``, checked against ``arch``) as initializers. NHWC input as in Keras;
     transposed to NCHW for the convolutions and back before the flatten so the dense layers see
     Keras' order. The output is the last layer's name (``value``)."""
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import TensorProto, helper, numpy_helper  # lazy: onnx (heavy; only to build the graph)
     arch.check_weights(weights, planes_shape)
     h, wd, c = planes_shape
     inits, nodes = [], []
@@ -325,7 +325,9 @@ def onnx_graph(arch: Architecture, weights: dict, planes_shape) -> bytes:
 
 def onnx_available() -> bool:
     try:
+        # lazy: onnx (heavy; only to build the graph)
         import onnx  # noqa: F401
+        # lazy: onnxruntime (loaded only by its inference backend)
         import onnxruntime  # noqa: F401
     except ImportError:
         return False
@@ -344,7 +346,7 @@ class OnnxInference(SnapshotInference):
         super().__init__(network)
 
     def _build(self, weights: dict) -> None:
-        import onnxruntime as ort
+        import onnxruntime as ort  # lazy: onnxruntime (loaded only by its inference backend)
         so = ort.SessionOptions()
         so.intra_op_num_threads = self.threads
         so.inter_op_num_threads = 1
@@ -364,7 +366,7 @@ class OnnxInference(SnapshotInference):
 
 
 def gpu_available() -> bool:
-    from training import import_tensorflow
+    from training import import_tensorflow  # lazy: TensorFlow
     tf = import_tensorflow()
     try:
         return bool(tf.config.list_physical_devices("GPU"))
@@ -384,7 +386,7 @@ def use_device(device: str = "auto") -> str:
     ``gpu`` requires one, ``auto`` uses a GPU when TensorFlow sees one. Returns "cpu" or "gpu"."""
     if device not in DEVICES:
         raise ValueError(f"unknown device {device!r} (known: {', '.join(DEVICES)})")
-    from training import import_tensorflow
+    from training import import_tensorflow  # lazy: TensorFlow
     tf = import_tensorflow()
     if device == "cpu":
         try:

@@ -26,6 +26,7 @@ limit, so the game's end always has room). Too small a cap for even one game's m
 ``games_in_flight`` (to 1 at least: a cap below one game's minimum is raised to it).
 """
 from __future__ import annotations
+from search_ext.descent_core import BYTES_PER_STATE
 
 REPLAY_SHARE = 0.25            # of the cap, for the replay window
 TABLE_HEADROOM = 2             # a table's capacity may double past its states
@@ -47,7 +48,6 @@ def selfplay_caps(info, games_in_flight: int, memory_mb: float, net_bytes: int =
     at ``memory_mb`` megabytes, plus ``game_share_bytes`` (one game's share: its table's and its
     examples' bytes stay below it). ``max_nodes``: the config's own table cap, if any (a table
     needs no more than it; the rest of the share goes to the examples)."""
-    from search_ext.descent_core import BYTES_PER_STATE
     h, w, c = info.planes_shape
     enc = h * w * c * 4
     cap = int(memory_mb * 2 ** 20)

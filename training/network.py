@@ -27,10 +27,11 @@ import numpy as np
 
 from games import validate as v
 from games.errors import GameError
-from training.architecture import META as ARCHITECTURE_META
-from training.architecture import Architecture, ArchitectureError, Conv, Dense, Flatten, Residual
+from training.architecture import (
+    Architecture, ArchitectureError, Conv, Dense, Flatten, META as ARCHITECTURE_META, Residual)
 from training import fileio
 from training.inference import Network, TFInference
+import games
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -138,7 +139,7 @@ def meta_text(meta: dict, path) -> str:
 
 def configure_threads(threads: int) -> None:
     """Limit TensorFlow's thread pools (call before building any model)."""
-    from training import import_tensorflow
+    from training import import_tensorflow  # lazy: TensorFlow
     tf = import_tensorflow()
     try:
         tf.config.threading.set_intra_op_parallelism_threads(threads)
@@ -157,10 +158,10 @@ def build_model(planes_shape, *sizes, seed: int = 0, **fields):
         arch = sizes[0]
     else:
         arch = Architecture(*sizes, **fields)
-    from training import import_tensorflow
+    from training import import_tensorflow  # lazy: TensorFlow
     import_tensorflow()
-    import keras
-    from keras import layers
+    import keras  # lazy: TensorFlow
+    from keras import layers  # lazy: TensorFlow
     keras.utils.set_random_seed(seed)
     he = keras.initializers.HeNormal(seed=seed)     # one object, drawn from in layer order
 
@@ -193,9 +194,9 @@ def build_model(planes_shape, *sizes, seed: int = 0, **fields):
 
 
 def make_optimizer(model, learning_rate: float):
-    from training import import_tensorflow
+    from training import import_tensorflow  # lazy: TensorFlow
     import_tensorflow()
-    import keras
+    import keras  # lazy: TensorFlow
     opt = keras.optimizers.Adam(learning_rate=learning_rate)
     opt.build(model.trainable_variables)
     return opt
@@ -207,7 +208,7 @@ Inference = TFInference
 
 def make_train_step(model, optimizer):
     """A compiled training step on one batch: returns the MSE loss."""
-    from training import import_tensorflow
+    from training import import_tensorflow  # lazy: TensorFlow
     tf = import_tensorflow()
 
     @tf.function(reduce_retracing=True)
@@ -368,7 +369,6 @@ def _network_of_meta(meta: dict, path: Path) -> tuple[Architecture, tuple]:
     net_cfg = meta.get("network") or meta.get("config", {}).get("network")
     if net_cfg is None:
         raise CheckpointError(f"{path}: not a descent network checkpoint (no network sizes in its metadata)")
-    import games
     try:
         game_shape = tuple(games.load(meta["game"]).planes_shape)
     except GameError as exc:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from games import validate
 from games.errors import GameError
 from training.inference import BACKENDS, DEVICES
+import warnings
 
 LEARNERS = ("thread", "async", "inline")
 
@@ -136,7 +137,6 @@ class RuntimeOptions:
         for f in option_fields(type(self)):
             object.__setattr__(self, f.name, f.check(getattr(self, f.name)))
         if self.engine == "legacy":
-            import warnings
             warnings.warn("runtime option engine = 'legacy' is deprecated: the one-game path is "
                           "gone and self-play uses the pool", FutureWarning, stacklevel=3)
             object.__setattr__(self, "engine", "pool")

@@ -16,6 +16,7 @@ import os
 import time
 
 from training import layout
+from training.fileio import write_json
 
 ROUNDS = 32          # the pool calls back every ROUNDS rounds (a round: one network call)
 
@@ -92,7 +93,6 @@ class ProgressReporter:
                "eta_s": round(max(0.0, self.budget - trained), 1),
                "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
         self.last_t, self.last, self.record = now, p, rec
-        from training.fileio import write_json
         write_json(layout.status_file(self.mdir),
                    {**self.status(), "budget": self.budget, "done": False, "progress": rec})
         if self.writer is not None and self.tf is not None:

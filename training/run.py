@@ -10,6 +10,7 @@ counted game always keeps its log line and scalars.
 """
 from __future__ import annotations
 
+from importlib import metadata
 import multiprocessing as mp
 import os
 import threading
@@ -18,10 +19,18 @@ from pathlib import Path
 from games import validate as v
 from games.errors import GameError
 from training import layout
-from training.fileio import FileLock
+from training.fileio import FileLock, clean_temp_files, write_json
 from training.layout import member_dir
 from training.pool import spawn_pool
 from training.trainer import MemberJob, train_member
+from training.options import RuntimeOptions, option_fields
+import hashlib
+import json
+import subprocess
+from training.architecture import Architecture
+from tqdm import tqdm
+from training.progress import progress_line
+from training.network import CheckpointError, read_meta
 
 DATA_ENV = "DESCENT_DATA"
 
@@ -81,7 +90,6 @@ def milestone_undertrained(meta: dict) -> bool | None:
         return meta["undertrained"]
     if meta.get("games") is None:
         return None
-    from training.options import RuntimeOptions
     return meta["games"] < RuntimeOptions().min_milestone_games
 
 
@@ -102,7 +110,6 @@ class RunLock(FileLock):
 
 def check_run(run_dir: Path, game: str, config: dict, seed: int) -> None:
     """Create ``run.json`` or check that the run directory belongs to this game, config and seed."""
-    from training.fileio import write_json
     path = layout.run_record(run_dir)
     code = code_provenance()
     record = {"game": game, "config": config, "seed": seed, "format": "descent-run-1",
@@ -123,18 +130,14 @@ def check_run(run_dir: Path, game: str, config: dict, seed: int) -> None:
 
 def config_digest(config: dict) -> str:
     """sha256 of a training config, keys sorted (what run.json's ``config_sha256`` holds)."""
-    import hashlib
-    import json
     return hashlib.sha256(json.dumps(config, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def code_provenance() -> dict:
     """Which code trains: the installed package's version, and when it runs from a git checkout,
     the commit and whether tracked files differ from it (``dirty``); ``commit`` is None otherwise."""
-    import subprocess
     try:
-        from importlib.metadata import version
-        ver = version("descent")
+        ver = metadata.version("descent")
     except Exception:                   # not installed (the repository on PYTHONPATH)
         ver = None
     checkout = Path(__file__).resolve().parent.parent
@@ -155,7 +158,6 @@ def with_later_keys(config):
     """A recorded training config with the keys added since it was written filled in with their
     defaults, which are what every earlier run used (the network's kernel sizes, head filters and
     activation): a run started before they existed continues."""
-    from training.architecture import Architecture
     if isinstance(config, dict) and isinstance(config.get("network"), dict):
         config = dict(config, network={**Architecture().to_meta(), **config["network"]})
     return config
@@ -195,7 +197,6 @@ def training_config(cfg: dict) -> dict:
 def runtime_config(cfg: dict) -> dict:
     """The [run] keys that set how self-play runs (not what it computes), as ``MemberJob.extra``
     carries them: the fields of ``training.options.RuntimeOptions`` that ``cfg`` sets."""
-    from training.options import RuntimeOptions, option_fields
     run = cfg.get("run", {})
     return {f.name: run[f.name] for f in option_fields(RuntimeOptions) if f.name in run}
 
@@ -220,7 +221,6 @@ def run_training(game: str, cfg: dict, population: int, budget: float, milestone
     run_dir = Path(run_dir)
     tcfg = training_config(cfg)
     with RunLock(run_dir):
-        from training.fileio import clean_temp_files
         clean_temp_files(run_dir)          # e.g. run.json's, of a killed first run; members clean theirs
         check_run(run_dir, game, tcfg, seed)
         rt = runtime_config(cfg) if runtime is None else runtime
@@ -228,7 +228,6 @@ def run_training(game: str, cfg: dict, population: int, budget: float, milestone
                           threads=threads if workers > 1 else max(threads, 1), max_games=max_games,
                           extra=dict(rt))
                 for i in range(population)]
-        from tqdm import tqdm
         total = population * budget
         done = {i: _member_seconds(run_dir, i) for i in range(population)}
         bar = tqdm(total=round(total), initial=round(min(total, sum(done.values()))), unit="s",
@@ -238,7 +237,6 @@ def run_training(game: str, cfg: dict, population: int, budget: float, milestone
         def on_record(rec):
             i = rec["member"]
             if rec.get("progress"):            # a member's progress while it plays
-                from training.progress import progress_line
                 (bar.write if progress else echo)(progress_line(rec))
                 return
             new = min(rec["train_seconds"], budget)
@@ -295,7 +293,6 @@ def _loss(loss) -> str:
 
 
 def _member_seconds(run_dir: Path, member: int) -> float:
-    from training.network import CheckpointError, read_meta
     path = layout.state_file(member_dir(run_dir, member))
     if not path.exists():
         return 0.0

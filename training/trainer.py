@@ -38,6 +38,23 @@ from training import layout
 from training.layout import member_dir
 from training.logfiles import RollingWriter, archived_through, archives, read_log, rotate_log
 from training.options import RuntimeOptions
+from games.symmetry import transform_planes
+import struct
+from training.fileio import append_json, clean_temp_files, crash_point, json_text, write_json, write_text
+import queue
+import sys
+from tqdm import tqdm
+import games
+from training.inference import default_games_in_flight, make_inference, model_weights, use_device
+from training.architecture import Architecture
+from training.network import (
+    CheckpointError, build_model, configure_threads, load_state, make_optimizer, make_train_step,
+    save_state, save_weights)
+from training.replay import ReplayBuffer
+from training.memory import network_bytes, replay_bytes, selfplay_caps
+from search_ext.descent_core import BYTES_PER_STATE
+from search_ext.selfplay import SelfPlayPool
+from training.progress import ROUNDS as PROGRESS_ROUNDS, ProgressReporter
 
 SCALARS = ("loss", "games_per_hour", "examples_per_second", "value_error", "exploration_e",
            "net_spread")
@@ -61,7 +78,6 @@ class MemberJob:
 
 def _augment(x: np.ndarray, symmetries, rng: np.random.Generator) -> np.ndarray:
     """Apply a random exact symmetry of the game to each example."""
-    from games.symmetry import transform_planes
     if len(symmetries) <= 1:
         return x
     choice = rng.integers(0, len(symmetries), size=len(x))
@@ -100,7 +116,6 @@ def scalars_of(record: dict) -> dict:
 def _event_records(path: Path):
     """The records of a TFRecord event file (u64 length, u32 crc, data, u32 crc), read directly
     (40x faster than a tf.data pipeline); stops at a record cut short by a kill."""
-    import struct
     data = path.read_bytes()
     pos, n = 0, len(data)
     while pos + 12 <= n:
@@ -114,9 +129,9 @@ def _event_records(path: Path):
 
 def _logged_scalars(tb_dir: Path) -> set:
     """(step, tag) of every scalar in the event files of ``tb_dir`` (a truncated tail is ignored)."""
-    from training import import_tensorflow
+    from training import import_tensorflow  # lazy: TensorFlow
     import_tensorflow()                 # quietly, before tensorflow.core loads it
-    from tensorflow.core.util import event_pb2
+    from tensorflow.core.util import event_pb2  # lazy: TensorFlow
     seen: set[tuple[int, str]] = set()
     if not tb_dir.is_dir():
         return seen
@@ -156,11 +171,10 @@ def repair_logs(mdir: Path, games_done: int, pending: dict | None, writer=None,
         kept.append(pending)
         added.append(pending)
     if damaged or added:
-        from training.fileio import json_text, write_text
         write_text(path, "".join(json_text(finite_record(r), indent=None, sort_keys=False,
                                            what=f"{path} record") + "\n" for r in kept))
     if writer is not None and kept:
-        from training import import_tensorflow
+        from training import import_tensorflow  # lazy: TensorFlow
         tf = import_tensorflow()
         have = _logged_scalars(layout.tensorboard_dir(mdir))
         # games older than every per-game scalar kept: their event files rolled out (logfiles)
@@ -201,8 +215,6 @@ class _Learner:
     ASYNC_BACKLOG = 64          # games waiting at most (then self-play waits: bounded memory)
 
     def __init__(self, process, mode: str):
-        import queue
-        import threading
         self.process = process
         self.mode = mode
         self.error = None
@@ -413,8 +425,6 @@ def finite_record(record: dict) -> dict:
 def note(message: str) -> None:
     """A one-line note of a member on stderr (a repair made on resume), on a line of its own
     under a progress bar (``tqdm.write``)."""
-    import sys
-    from tqdm import tqdm
     tqdm.write(f"note: {message}", file=sys.stderr)
 
 
@@ -484,11 +494,7 @@ class MemberTrainer:
     # ---- set-up ------------------------------------------------------------------------------
     def _build(self) -> None:
         """TensorFlow on the chosen device, the game, the model and its optimizer."""
-        import games
-        from training import import_tensorflow
-        from training.inference import use_device
-        from training.architecture import Architecture
-        from training.network import build_model, configure_threads, make_optimizer
+        from training import import_tensorflow  # lazy: TensorFlow
         self.tf = import_tensorflow()
         self.device = use_device(self.options.device)
         configure_threads(self.job.threads)
@@ -504,9 +510,6 @@ class MemberTrainer:
     def _resume(self) -> None:
         """The saved state (weights, optimizer, counters, RNG), the replay window, and the log and
         TensorBoard scalars repaired to match the counted games; leftovers of killed writes go."""
-        from training.fileio import clean_temp_files
-        from training.network import CheckpointError, load_state
-        from training.replay import ReplayBuffer
         self.mdir.mkdir(parents=True, exist_ok=True)
         clean_temp_files(self.mdir, recursive=True)       # writes killed before their rename
         counters, pending = None, None
@@ -521,7 +524,6 @@ class MemberTrainer:
             except (TypeError, ValueError, KeyError) as exc:
                 raise CheckpointError(f"{self.state_path}: meta.counters.rng is not a random "
                                       f"generator state ({exc})") from None
-        from training.memory import replay_bytes
         self.replay = ReplayBuffer(layout.replay_dir(self.mdir), self.cfg["training"]["replay_games"],
                                    self.info.planes_shape, replay_bytes(self.options.memory_mb))
         done = self.progress.games_counted()
@@ -536,8 +538,6 @@ class MemberTrainer:
     def _start(self) -> None:
         """The inference backend and games in flight, both compiled functions traced (outside the
         timed loop), the TensorBoard writer, the log repaired, the learner."""
-        from training.inference import default_games_in_flight, make_inference
-        from training.network import make_train_step
         tf, shape = self.tf, self.info.planes_shape
         self.inference = make_inference(self.model, self.options.inference, self.device,
                                         threads=self.job.threads)
@@ -557,10 +557,6 @@ class MemberTrainer:
     def _play(self) -> None:
         """Self-play until the budget or ``max_games``; games in flight at the budget are dropped
         and their time counts (the member stops at its budget and writes the milestones due)."""
-        from search_ext.descent_core import BYTES_PER_STATE     # a table state's bytes, about
-        from search_ext.selfplay import SelfPlayPool
-        from training.memory import network_bytes, selfplay_caps
-        from training.progress import ROUNDS as PROGRESS_ROUNDS, ProgressReporter
         sp = self.cfg["selfplay"]
         self.write_milestones()     # a milestone reached before a kill but not yet written
         self.progress.reset_clock()
@@ -626,8 +622,6 @@ class MemberTrainer:
         """One finished game: replay, a training pass (unless ``train`` is false: the async
         learner's backlog, whose last game trains for all), the state, milestones, the log.
         Returns the weights for self-play's inference."""
-        from training.inference import model_weights
-        from training.fileio import crash_point
         game_id = self.progress.games_counted() + 1
         self.replay.add(game_id, g["x"], g["y"], np.full(len(g["y"]), g["plies"], np.int32),
                         {"result": g["result"], "plies": g["plies"], "game": self.info.spec,
@@ -700,7 +694,6 @@ class MemberTrainer:
     def _commit(self, record: dict) -> None:
         """The game counts once the state holding it is saved; then milestones, its log line and
         TensorBoard scalars, and the report."""
-        from training.fileio import append_json, crash_point
         self._save_state()
         crash_point("state_saved")
         self.replay.trim_files()          # the games that left the window: only now
@@ -718,7 +711,6 @@ class MemberTrainer:
             self.report(record)
 
     def _save_state(self) -> None:
-        from training.network import save_state
         meta = {**self.base_meta, "counters": self.progress.counters(self.rng.bit_generator.state),
                 "record": self.progress.last_record()}
         save_state(self.state_path, self.model, self.optimizer, meta)
@@ -728,7 +720,6 @@ class MemberTrainer:
         the state that marks it done (returns how many were written). Its JSON records the games and examples behind it, and
         ``undertrained: true`` when it saw fewer than ``min_milestone_games`` games (a game longer
         than the budget writes milestones of a network that never learned)."""
-        from training.network import save_weights
         least = self.options.min_milestone_games
         written = 0
         for name, secs in self.job.milestones:
@@ -752,7 +743,6 @@ class MemberTrainer:
     # ---- the end -----------------------------------------------------------------------------
     def _finish(self) -> dict:
         """``status.json`` (counters, budget, done) and the final counters."""
-        from training.fileio import write_json
         self.writer.flush()
         counters = self.progress.counters()
         write_json(layout.status_file(self.mdir),

@@ -10,6 +10,8 @@ import click
 
 from games import validate
 from games.errors import GameError
+import os
+from pathlib import Path
 
 
 class DescentGroup(click.Group):
@@ -88,7 +90,7 @@ def click_options(options_class, section: str = "run"):
     (``training.options``) whose ``cli`` is true: ``--name-with-dashes``, typed, ranged and helped
     from the field. Each is None unless given; ``apply_options`` sets the given ones over the
     config's ``[section]`` keys."""
-    from training.options import option_fields
+    from training.options import option_fields  # lazy: CLI start-up (each command loads only its own modules)
 
     def decorate(f):
         for opt in reversed([o for o in option_fields(options_class) if o.info.cli]):
@@ -178,7 +180,7 @@ def iterations_option(help: str = "Iterations per move instead of time."):
 
 def runtime_options():
     """One option per runtime field of ``training.options.RuntimeOptions`` (``click_options``)."""
-    from training.options import RuntimeOptions
+    from training.options import RuntimeOptions  # lazy: CLI start-up (each command loads only its own modules)
     return click_options(RuntimeOptions)
 
 
@@ -190,20 +192,18 @@ def split_option(text: str, option: str) -> list[str]:
 
 
 def load_game(spec: str):
-    import games
+    import games  # lazy: CLI start-up (each command loads only its own modules)
     return games.load(spec)
 
 
 def run_dir_of(game_spec, run):
     """The run directory given, else the game's default one."""
-    from training.run import default_run_dir
+    from training.run import default_run_dir  # lazy: CLI start-up (each command loads only its own modules)
     return run or default_run_dir(game_spec)
 
 
 def check_writable(path: str, option: str) -> None:
     """Refuse a file path that cannot be written (a directory, a missing or read-only folder)."""
-    import os
-    from pathlib import Path
     p = Path(validate.text(path, option, GameError, ascii=False))
     if p.is_dir():
         raise UserError(f"{option} {path}: is a directory")

@@ -7,6 +7,8 @@ import click
 
 from descent.cli.options import (IntRange, Real, Seconds, UserError, check_writable, cli, iterations_option,
                                  load_game, net_option, seed_option)
+from pathlib import Path
+import socket
 
 
 @cli.command()
@@ -31,8 +33,8 @@ from descent.cli.options import (IntRange, Real, Seconds, UserError, check_writa
 @click.pass_context
 def play(ctx, game, level, player, opponent, net, seat, think, iterations, elo, plain, save, seed):
     """Play GAME against a balanced (or easy, medium, hard, strongest) computer opponent."""
-    from descent.api import Opponent
-    from descent.play import play as run_play
+    from descent.api import Opponent  # lazy: CLI start-up (each command loads only its own modules)
+    from descent.play import play as run_play  # lazy: CLI start-up (each command loads only its own modules)
     info = load_game(game)
     if save is not None:
         check_writable(save, "--save")        # before the game, not after it
@@ -64,16 +66,14 @@ def serve(host, port, root, think, iterations, max_games):
     """Play in the browser: a local web server with a page to play every game that has a shipped
     or trained network, at every level of `descent play`."""
     try:
-        import uvicorn
-        from descent.web.app import create_app
+        import uvicorn  # lazy: optional extra
+        from descent.web.app import create_app  # lazy: optional extra
     except ImportError as exc:
         raise UserError(f"descent serve needs the web extra ({exc.name} is missing): "
                         f"pip install 'descent[web]'") from None
-    from pathlib import Path
     if root is not None and not Path(root).is_dir():
         raise UserError(f"--root {root}: no such directory")
     app = create_app(root=root, max_games=max_games, time_per_move=think, iterations=iterations)
-    import socket
     try:                 # bound here, so that a port in use is one line, before anything starts
         family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
         sock = socket.socket(family, socket.SOCK_STREAM)
@@ -105,8 +105,9 @@ def serve(host, port, root, think, iterations, max_games):
 @seed_option
 def engine(game, protocol, level, elo, net, think, iterations, seed):
     """Speak UCI or GTP on stdin/stdout, for GUIs and match runners (docs/engines.md)."""
+    # lazy: CLI start-up (each command loads only its own modules)
     from descent.protocols.notation import default_protocol, gtp_game
-    from descent.protocols.player import Settings
+    from descent.protocols.player import Settings  # lazy: CLI start-up (each command loads only its own modules)
     info = load_game(game)
     protocol = protocol or default_protocol(info.name)
     if protocol == "gtp":
@@ -114,8 +115,10 @@ def engine(game, protocol, level, elo, net, think, iterations, seed):
     net = None if net.lower() in ("none", "") else net
     settings = Settings(level=level, net=net, time=think, iterations=iterations, seed=seed, elo=elo)
     if protocol == "gtp":
+        # lazy: CLI start-up (each command loads only its own modules)
         from descent.protocols.gtp import GtpServer as Server
     else:
+        # lazy: CLI start-up (each command loads only its own modules)
         from descent.protocols.uci import UciServer as Server
     server = Server(info.spec, settings)       # errors (bad --net, no rating table) before any I/O
     try:

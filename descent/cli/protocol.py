@@ -9,6 +9,7 @@ from training import layout
 from descent.cli.options import (COUNT, IntRange, UserError, cli, games_per_pair_option,
                                  load_game, opening_plies_option, ray_option, run_dir_of, seed_option,
                                  split_option, workers_option)
+from pathlib import Path
 
 
 @cli.command()
@@ -26,10 +27,10 @@ def match(game, agent_a, agent_b, n_games, workers, seed, verbose, ray_address):
 
     An agent is ALGORITHM[:key=value,...]; `descent algorithms` lists them and their keys.
     """
-    from tqdm import tqdm
-    from descent.match import run_match
-    from descent.stats import MatchSummary
-    from search_ext.agents import parse_agent
+    from tqdm import tqdm  # lazy: CLI start-up (each command loads only its own modules)
+    from descent.match import run_match  # lazy: CLI start-up (each command loads only its own modules)
+    from descent.stats import MatchSummary  # lazy: CLI start-up (each command loads only its own modules)
+    from search_ext.agents import parse_agent  # lazy: CLI start-up (each command loads only its own modules)
     for text in (agent_a, agent_b):
         parse_agent(text)
     info = load_game(game)
@@ -115,10 +116,10 @@ def print_pools(pools):
 def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_address, allow_untrained,
          early, final):
     """Round-robin tournament of the final networks; split them into high and low pools."""
-    from descent.tournament import rank as do_rank
+    from descent.tournament import rank as do_rank  # lazy: CLI start-up (each command loads only its own modules)
     info = load_game(game)
     run_dir = run_dir_of(info.spec, run)
-    from descent.config import config_ray
+    from descent.config import config_ray  # lazy: CLI start-up (each command loads only its own modules)
     pools = do_rank(run_dir, info.spec, agent, games_per_pair, opening_plies, workers, seed,
                     ray_address=ray_address or config_ray(info.spec), echo=click.echo,
                     allow_untrained=allow_untrained, early=early, final=final)
@@ -149,10 +150,11 @@ def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_add
 def evaluate(game, run, algorithms, extra_algorithms, times, iterations, opponent, opponent_time,
              games_per_pair, opening_plies, workers, seed, ray_address):
     """Balanced players (high nets) against the low pool or MCTS, at each search budget."""
+    # lazy: CLI start-up (each command loads only its own modules)
     from descent.tournament import evaluate as do_evaluate
     info = load_game(game)
     run_dir = run_dir_of(info.spec, run)
-    from descent.tournament import parse_budget
+    from descent.tournament import parse_budget  # lazy: CLI start-up (each command loads only its own modules)
     algs = split_option(algorithms, "--algorithms") + list(extra_algorithms)
     if iterations is not None:
         budgets = [f"iterations={validate.parse_int(x, '--iterations', 1, validate.MAX_COUNT)}"
@@ -161,7 +163,7 @@ def evaluate(game, run, algorithms, extra_algorithms, times, iterations, opponen
         budgets = [parse_budget(x) for x in split_option(times, "--times")]
     parse_budget(opponent_time)
     try:
-        from descent.config import config_ray
+        from descent.config import config_ray  # lazy: CLI start-up (each command loads only its own modules)
         n = do_evaluate(run_dir, info.spec, algs, budgets, opponent, opponent_time, games_per_pair,
                         workers, seed, ray_address=ray_address or config_ray(info.spec),
                         opening_plies=opening_plies)
@@ -201,7 +203,7 @@ def calibrate(game, algorithm, against, target, metric, unit, budget_range, oppo
               near_games, run, seed, opening_plies, verbose, ray_address):
     """Find the search budget at which a balanced player's gain (or score) against an opponent
     reaches a target, by probabilistic bisection in log-budget (resumable: rerun to continue)."""
-    from pathlib import Path
+    # lazy: CLI start-up (each command loads only its own modules)
     from descent.calibrate import Settings, Unreachable, calibrate as do_calibrate, describe
     info = load_game(game)
     if budget_range is None:
@@ -217,7 +219,7 @@ def calibrate(game, algorithm, against, target, metric, unit, budget_range, oppo
     click.echo(f"calibrating {algorithm} on {info.spec} against {against} to {metric} {target:+g} "
                f"({unit} {budget_range}); results in {layout.calibrations_dir(run_dir)}/")
     try:
-        from descent.config import config_ray
+        from descent.config import config_ray  # lazy: CLI start-up (each command loads only its own modules)
         result = do_calibrate(s, run_dir, echo=click.echo, progress=verbose,
                               ray_address=ray_address or config_ray(info.spec))
     except Unreachable as exc:
@@ -236,8 +238,8 @@ def calibrate(game, algorithm, against, target, metric, unit, budget_range, oppo
 def report(runs, games_, out):
     """Tables (gain, W/D/L, score with 95% intervals over independent units), figures and CSV of the
     evaluations, one table and set of figures per experiment (low pool or MCTS, and its budget)."""
-    from descent.report import make_report
-    from training.run import DEFAULT_ROOT
+    from descent.report import make_report  # lazy: CLI start-up (each command loads only its own modules)
+    from training.run import DEFAULT_ROOT  # lazy: CLI start-up (each command loads only its own modules)
     dbs = [layout.results_db(r) for r in runs] if runs else layout.results_dbs_below(DEFAULT_ROOT)
     missing = [str(d) for d in dbs if not d.exists()]
     if missing:

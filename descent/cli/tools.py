@@ -10,6 +10,8 @@ import click
 
 from games import validate
 from descent.cli.options import (COUNT, IntRange, UserError, cli, load_game, seed_option)
+import numpy as np
+from pathlib import Path
 
 
 def _state(spec: str, position: str | None, moves: str | None = None):
@@ -28,8 +30,8 @@ def _state(spec: str, position: str | None, moves: str | None = None):
 @click.argument("names", nargs=-1)
 def games_cmd(names, as_json):
     """List the games, their parameters and facts (optionally only NAMES, which may be specs)."""
-    import games
-    from games.registry import SCORE_KINDS
+    import games  # lazy: CLI start-up (each command loads only its own modules)
+    from games.registry import SCORE_KINDS  # lazy: CLI start-up (each command loads only its own modules)
     specs = names or games.names()
     records = []
     for spec in specs:
@@ -58,7 +60,7 @@ def games_cmd(names, as_json):
 @click.option("--divide", is_flag=True, help="Print the count below each legal move.")
 def perft(game, depth, position, moves, divide):
     """Count the legal move sequences of length DEPTH from a position (compiled, no Python per node)."""
-    from games._state import perft as c_perft
+    from games._state import perft as c_perft  # lazy: CLI start-up (each command loads only its own modules)
     _, state = _state(game, position, moves)
     t0 = time.perf_counter()
     if divide and depth >= 1:
@@ -97,9 +99,8 @@ def show(game, position, moves):
 
 
 def _random_match(spec: str, n_games: int, seed: int, progress: bool = True) -> dict:
-    from tqdm import tqdm
-    import numpy as np
-    from games._state import random_games
+    from tqdm import tqdm  # lazy: CLI start-up (each command loads only its own modules)
+    from games._state import random_games  # lazy: CLI start-up (each command loads only its own modules)
     info = load_game(spec)
     state = info.new_state()
     chunk = max(1, min(10_000, n_games // 20 or 1))
@@ -155,8 +156,8 @@ def tour(seed, config_paths):
     Reads the [game] and [tour] sections of configs/*.toml. (Later stages extend this into the
     whole train, rank and evaluate pipeline.)
     """
-    from games._state import perft as c_perft
-    from descent.config import all_configs, load_config
+    from games._state import perft as c_perft  # lazy: CLI start-up (each command loads only its own modules)
+    from descent.config import all_configs, load_config  # lazy: CLI start-up (each command loads only its own modules)
     configs = [(p, load_config(p)) for p in config_paths] if config_paths else all_configs()
     click.echo(f"{'game':<30} {'perft':>16} {'nodes/s':>14} {'random games/s':>15} "
                f"{'first/draw/second %':>22}")
@@ -178,7 +179,7 @@ def tour(seed, config_paths):
 @cli.command()
 def algorithms():
     """List the search algorithms an agent can use, with their keys and defaults."""
-    from search_ext.agents import describe_algorithms
+    from search_ext.agents import describe_algorithms  # lazy: CLI start-up (each command loads only its own modules)
     click.echo(describe_algorithms())
 
 
@@ -189,14 +190,14 @@ def algorithms():
 def checkpoints(game, root):
     """List the milestone checkpoints of the training runs, and (without --out) the networks
     shipped in the repository (marked SHIPPED)."""
+    # lazy: CLI start-up (each command loads only its own modules)
     from training.run import DEFAULT_ROOT, list_checkpoints
-    from pathlib import Path
     spec = load_game(game).spec if game else None
     if root is not None and not Path(root).is_dir():
         raise UserError(f"--out {root}: no such directory")
     rows = list_checkpoints(root or DEFAULT_ROOT, spec)
     if root is None:
-        from descent.shipped import listing
+        from descent.shipped import listing  # lazy: CLI start-up (each command loads only its own modules)
         rows += listing(spec)
     if not rows:
         click.echo("no checkpoints found" + (f" for {spec}" if spec else "") + f" under {root or DEFAULT_ROOT}")
@@ -252,8 +253,9 @@ def ship(game, run, early, final, member, command, cores, do_calibrate, opponent
          max_games, near_games, seed):
     """Ship an early and a final network of a run in checkpoints/shipped/ with a model card
     (--run, --early, --final), and/or calibrate the balanced player on them (--calibrate)."""
+    # lazy: CLI start-up (each command loads only its own modules)
     from descent.ship import calibrate_shipped, ship as do_ship
-    from descent.calibrate import Unreachable, describe
+    from descent.calibrate import Unreachable, describe  # lazy: CLI start-up (each command loads only its own modules)
     info = load_game(game)
     given = [o for o, x in (("--run", run), ("--early", early), ("--final", final)) if x is not None]
     if given and len(given) < 3:

@@ -12,6 +12,7 @@ from descent.cli.options import (IntRange, UserError, cli, games_per_pair_option
                                  seed_option, split_option, workers_option)
 from descent.cli.protocol import print_pools
 from training import layout
+from pathlib import Path
 
 
 @cli.command()
@@ -35,7 +36,7 @@ def train(game, config_path, population, budget, milestones, workers, out, seed,
 
     The options that override the config's [run] runtime keys change how fast self-play runs, not
     what a network learns: a rerun may change them (docs/options.md)."""
-    from descent.plan import build_plan
+    from descent.plan import build_plan  # lazy: CLI start-up (each command loads only its own modules)
     plan = build_plan(game, config=config_path, population=population, budget=budget,
                       milestones=milestones, workers=workers, seed=seed, out=out, max_games=max_games,
                       ray=ray_address, ray_ship=ray_ship, ray_ship_replay=ray_ship_replay, runtime=runtime)
@@ -75,11 +76,11 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
              ray_ship_replay, **runtime):
     """The whole protocol on one game, small: train a population, rank it, evaluate the balancing
     algorithms, report. Every stage resumes where it stopped when the command is rerun."""
-    from pathlib import Path
-    from descent.plan import build_plan
-    from descent.report import make_report
+    from descent.plan import build_plan  # lazy: CLI start-up (each command loads only its own modules)
+    from descent.report import make_report  # lazy: CLI start-up (each command loads only its own modules)
+    # lazy: CLI start-up (each command loads only its own modules)
     from descent.tournament import evaluate as do_evaluate, parse_budget, rank as do_rank
-    from search_ext.agents import parse_agent
+    from search_ext.agents import parse_agent  # lazy: CLI start-up (each command loads only its own modules)
     plan = build_plan(game, population=population, budget=budget, milestones=milestones, workers=workers,
                       seed=seed, out=out, max_games=max_games, ray=ray_address, ray_ship=ray_ship,
                       ray_ship_replay=ray_ship_replay, runtime=runtime, ranked=True)
@@ -125,7 +126,7 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
 def experiment(file, runs, report_dir, stages, only_games, ray_address, ray_ship, ray_ship_replay):
     """Run an experiment file (configs/experiments/*.toml): train, rank, evaluate against the low
     pool and MCTS, report. Every stage resumes where it stopped when the command is rerun."""
-    from descent.experiment import run_experiment
+    from descent.experiment import run_experiment  # lazy: CLI start-up (each command loads only its own modules)
     try:
         run_experiment(file, runs, report_dir, stages or ("train", "rank", "evaluate", "report"),
                        echo=click.echo, ray_address=ray_address, only_games=list(only_games) or None,

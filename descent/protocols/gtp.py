@@ -16,6 +16,7 @@ difference, 1 for the other games) or ``0`` for a draw.
 """
 from __future__ import annotations
 
+from importlib import metadata
 import re
 import sys
 
@@ -35,8 +36,7 @@ class GtpFailure(Exception):
 
 def _version() -> str:
     try:
-        from importlib.metadata import version
-        return version("descent")
+        return metadata.version("descent")
     except Exception:
         return "0"
 

@@ -21,6 +21,7 @@ import re
 
 import games
 from games.errors import GameError, InvalidMoveError, InvalidPositionError
+from games.registry import parse_spec
 
 GTP_LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"       # GTP's column letters: no I
 OUR_LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -169,7 +170,6 @@ def text_to_vertex(text: str) -> str:
 
 def resized(info, size: int):
     """The game at GTP ``boardsize`` ``size`` (``ProtocolError`` when the game has no such size)."""
-    from games.registry import parse_spec
     key = BOARDSIZE_PARAM.get(info.name)
     name, params = parse_spec(info.spec)
     if key is None:

@@ -28,7 +28,7 @@ import games
 from games.errors import GameError
 from search_ext.agent_base import Agent
 from search_ext.engine_spec import parse_engine_spec
-from descent.protocols import notation as nt
+from descent.protocols import notation as nt, variants_ini
 
 _OPEN: weakref.WeakSet = weakref.WeakSet()
 
@@ -246,7 +246,6 @@ class UciAgent(EngineAgent):
                 raise EngineError(f"engine {self.name} does not play {self.game.spec} (its UCI_Variant "
                                   f"option has no {v!r})")
             if v not in variants and has_path and "VariantPath" not in given:
-                from descent.protocols import variants_ini
                 options.insert(0, ("VariantPath", variants_ini()))
             if "UCI_Variant" not in given:
                 options.append(("UCI_Variant", v))

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import games
 from games.errors import GameError
 from descent.protocols.thinking import Limits, Thinker, own_limits
+from descent import strength
+from descent.api import Opponent
 
 ENGINE_LEVELS = ("easy", "medium", "hard", "balanced", "strongest")
 
@@ -24,10 +26,6 @@ class Settings:
 def elo_level(game_spec: str, elo: float) -> dict:
     """The setting nearest to an Elo rating (``descent.strength.level_for_elo``); a ``GameError``
     when there is no rating table yet."""
-    try:
-        from descent import strength
-    except ImportError:
-        raise GameError("--elo: no rating table yet") from None
     return strength.level_for_elo(game_spec, elo)
 
 
@@ -40,7 +38,6 @@ class Player:
         self.load(game)
 
     def load(self, game: str) -> None:
-        from descent.api import Opponent
         info = games.load(game)
         s = self.settings
         if s.level not in ENGINE_LEVELS:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from search_ext.agents import BestFirstAgent, GaussianAgent
 
 
 @dataclass
@@ -47,7 +48,6 @@ def _budget_opts(agent) -> dict:
 
 def _growable(agent):
     """The best-first search whose tree the agent's moves come from, or None."""
-    from search_ext.agents import BestFirstAgent, GaussianAgent
     if type(agent) is BestFirstAgent:
         return agent.search
     if type(agent) is GaussianAgent and type(agent.base) is BestFirstAgent:
@@ -57,7 +57,6 @@ def _growable(agent):
 
 def _decide(agent, search, state) -> int:
     """The agent's decision over its grown tree (as its ``choose`` decides after searching)."""
-    from search_ext.agents import GaussianAgent
     if type(agent) is GaussianAgent:
         rows = search.analyse(state)
         agent.last_move = agent.base.last_move

@@ -19,6 +19,7 @@ breakthroughRxC for other sizes).
 """
 from __future__ import annotations
 
+from importlib import metadata
 import sys
 import threading
 
@@ -26,6 +27,7 @@ from games.errors import GameError
 from descent.protocols.notation import Dialect
 from descent.protocols.player import ENGINE_LEVELS, Player, Settings
 from descent.protocols.thinking import Limits
+import re
 
 MOVE_OVERHEAD = 0.05        # seconds kept back per move for the protocol's round trip
 
@@ -41,8 +43,7 @@ def clock_seconds(remaining_ms: float, inc_ms: float, movestogo: int | None) -> 
 
 def _version() -> str:
     try:
-        from importlib.metadata import version
-        return version("descent")
+        return metadata.version("descent")
     except Exception:
         return "0"
 
@@ -161,7 +162,6 @@ class UciServer:
             self.note(f"unknown option {name!r} (ignored)")
 
     def _variant(self, value: str) -> None:
-        import re
         p = self.player
         if value == self.dialect.variant or (value == "chess" and p.info.name == "chess"):
             return

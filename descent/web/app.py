@@ -63,9 +63,12 @@ from starlette.staticfiles import StaticFiles
 
 import games
 from games.errors import GameError
+from descent import shipped, strength
 from descent.api import LEVELS, Opponent
 from descent.networks import best_network
 from descent.web import board
+from training.run import DEFAULT_ROOT, list_checkpoints
+from descent.adaptive import check_player
 
 log = logging.getLogger("descent.web")
 
@@ -104,7 +107,6 @@ def level_rating(game_spec: str, level: str, root=None, budget_given: bool = Fal
     if budget_given:
         return None
     try:
-        from descent import shipped, strength
         entry = strength.level_ratings(game_spec).get(level)
         if entry is None:
             return None
@@ -124,7 +126,6 @@ def elo_range(game_spec: str, root=None, budget_given: bool = False) -> dict | N
     if budget_given:
         return None
     try:
-        from descent import shipped, strength
         t = strength.table(game_spec)
         final, used = shipped.network(game_spec), best_network(game_spec, root)
         if t is None or not final or not used or os.path.realpath(final) != os.path.realpath(used):
@@ -144,8 +145,6 @@ def _rating(rating: dict | None) -> dict | None:
 def available_games(root=None) -> list[dict]:
     """The games a person can play: every game with a network shipped in the repository
     (``descent.shipped``) or trained under ``root`` (``descent checkpoints``), in name order."""
-    from descent import shipped
-    from training.run import DEFAULT_ROOT, list_checkpoints
     found: dict[str, str] = {}
     for _, card in shipped.entries():
         found.setdefault(card["game"], "shipped")
@@ -333,7 +332,6 @@ class Hub:
         if side not in ("first", "second"):
             raise ApiError(400, f"side {side!r}: expected first or second")
         if level == "adaptive":
-            from descent.adaptive import check_player
             if not player:
                 raise ApiError(400, "the adaptive level needs a player name")
             check_player(player)
