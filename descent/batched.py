@@ -57,6 +57,11 @@ def _network_fn(agent):
     return ev.fn if isinstance(ev, CallableEvaluator) else None
 
 
+def steppable(agent) -> bool:
+    """Can the driver step this agent's searches: a best-first agent with a network."""
+    return _network_fn(agent) is not None
+
+
 def batchable(specs) -> bool:
     """Can games between these agents (specs) be played by the driver: is any of them a best-first
     agent with a network, and every other one either such an agent or one without a network (and
@@ -109,7 +114,7 @@ def move(agent, state, batch: bool = True):
     whenever the search waits for the driver (``drive``) to step it; any other agent (or
     ``batch=False``) chooses at once, never yielding. Returns ``(action, seconds)``: a stepped
     move's seconds are its search's clock (its own steps plus its share of the network calls)."""
-    if batch and _network_fn(agent) is not None:
+    if batch and steppable(agent):
         search = agent.search
         budget = agent._budget()
         before = search.seconds_used
