@@ -11,6 +11,14 @@ ones a game played alone uses, so with iteration budgets, seeds and an evaluator
 depend on the batch, every game's moves are exactly those of the game played alone
 (tests/test_batched.py).
 
+The pieces: ``play`` is the one game coroutine (``descent.match.play_game`` runs it alone, each
+move chosen at once); ``move(agent, state)`` is a move as a generator for ``yield from`` (it yields
+the agent while its search waits for values); ``drive`` runs any such coroutines many at a time (the
+bench ladders and the adaptive check write their own games with ``move``); ``run_batched`` plays
+match tasks with it. Each network's values are kept in a compiled cache
+(``search_ext.valuecache.ValueCache``: the batch's states hashed, looked up and the misses gathered
+in one call), so a state valued in one game in flight, by either side, is not asked for again.
+
 Agents that cannot be batched (those without a network, or other algorithms) still take part: they
 choose their moves synchronously when their turn comes. ``batchable(specs)`` says whether a set of
 agents can share the driver; one with a network that is not a best-first agent's cannot (each game
