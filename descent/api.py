@@ -26,15 +26,16 @@ Any agent, a value network included, is built by ``make_agent`` (also ``descent.
 """
 from __future__ import annotations
 
+import os
+
 import games
 from games.errors import GameError
-from descent.networks import best_network, make_agent
 from search_ext import agents as _agents
 from search_ext.agents import parse_agent
 from descent import shipped, strength
-from descent.calibrate import find_calibration
-import os
 from descent.adaptive import Adaptive
+from descent.calibrate import find_calibration
+from descent.networks import best_network, make_agent
 
 __all__ = ["LEVELS", "Opponent", "agent_spec", "best_network", "make_agent"]
 

@@ -23,31 +23,32 @@ last copy. See docs/cluster.md, "What is synced where".
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import io
+import json
+import logging
 import os
 import re
+import socket
+import sys
 import tarfile
 import tempfile
+import threading
 import time
 from pathlib import Path
+
+from tqdm import tqdm
 
 from games import validate
 from games.errors import GameError
 from training import layout
 from training.fileio import append_bytes, clean_temp_files, json_text, write_bytes
 from training.layout import REPLAY_DIR, STATE_FILE, member_dir
-import threading
-import logging
-import socket
-import hashlib
-import sys
-from tqdm import tqdm
-from training.network import read_meta
-import json
 from training.logfiles import (
     LogCaps, archived_through, archives, event_files, prune_event_files, read_archive, rotate_log)
+from training.network import read_meta
 from training.trainer import repair_logs, runtime_options, train_member
-import dataclasses
 
 CONNECT_TIMEOUT = 10.0     # seconds to reach a cluster's address before giving up
 INIT_TIMEOUT = float(os.environ.get("DESCENT_RAY_TIMEOUT", 120))   # seconds for ray.init to connect

@@ -21,15 +21,15 @@ The file (TOML; see ``configs/experiments/minibal-cpu.toml``)::
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
-from games.errors import GameError
-from descent.config import read_toml
-from training import layout
 import games
-from training.fileio import write_json
-import sys
 import games as _games
+from games.errors import GameError
+from training import layout
+from training.fileio import write_json
+from descent.config import read_toml
 from descent.plan import build_plan
 from descent.report import make_report, pools_summary
 from descent.tournament import evaluate, rank

@@ -12,13 +12,13 @@ import json
 from pathlib import Path
 
 from search_ext import agents as _agents
+from search_ext.engine_spec import is_engine_spec
 from training import layout
 from training.inference import make_inference
-from descent.shipped import check_network, network
 from training.network import read_network
-from search_ext.engine_spec import is_engine_spec
-from descent.protocols.outside import make_engine_agent
 from training.run import DEFAULT_ROOT, list_checkpoints
+from descent.protocols.outside import make_engine_agent
+from descent.shipped import check_network, network
 
 
 def network_evaluator(opts: dict, game=None):

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from training.options import RuntimeOptions, option_fields
+
 from training.fileio import write_text
-from descent.config import SCHEMA
+from training.options import RuntimeOptions, option_fields
 from descent.cli import train
+from descent.config import SCHEMA
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "options.md"
 

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import games
-from descent.config import (ConfigError, check_config_game, default_config_path, load_config,
-                            parse_duration, parse_durations)
 from training import layout
 from training.run import default_run_dir, recorded_config, run_training, runtime_config
+from descent.config import (ConfigError, check_config_game, default_config_path, load_config,
+                            parse_duration, parse_durations)
 from descent.distributed import ray_runner
 
 

@@ -15,8 +15,8 @@ import click
 
 from games.errors import GameError
 from descent.api import Opponent
-from descent.strength import rating_text
 from descent.shipped import is_shipped, specs_for
+from descent.strength import rating_text
 
 HELP = ("Type a move in the game's notation{example}, or one of: moves (list the legal moves), "
         "hint (the strongest move, by a separate analysis), undo (take back your last move), resign, help.")

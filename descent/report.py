@@ -18,12 +18,12 @@ import io
 import json
 from pathlib import Path
 
-from descent.results import ResultsDB
+from games import validate as v
 from training import fileio, layout
+from descent.calibrate import side_by_side
+from descent.results import ResultsDB
 from descent.stats import average_intervals, cluster_interval
 from descent.tournament import POOLS, ProtocolError
-from games import validate as v
-from descent.calibrate import side_by_side
 
 EXPERIMENTS = {"pool": "pool experiment (Minibal paper Table 2, Figures 1-2): high-level nets "
                        "against the low-level pool",

@@ -19,11 +19,11 @@ import shlex
 import time
 from pathlib import Path
 
-from descent import shipped
+import games
 from training import fileio, layout
 from training.network import CheckpointError, load_network
 from training.run import RunError, milestone_undertrained, read_milestone, read_run_record
-import games
+from descent import shipped
 from descent.calibrate import Settings, calibrate
 
 SIZE_LIMIT = 20 * 1024 * 1024        # the whole checkpoints/ folder as shipped (README and entries)

@@ -25,13 +25,13 @@ import json
 import re
 from pathlib import Path
 
-from games import validate as v
-from training.network import CheckpointError, WEIGHTS_META, parse_meta, read_h5
-from descent.resources import SHIPPED_DIR
-from training.run import default_run_dir
-from training.architecture import Architecture
 import games
+from games import validate as v
 from games.errors import GameError
+from training.architecture import Architecture
+from training.network import CheckpointError, WEIGHTS_META, parse_meta, read_h5
+from training.run import default_run_dir
+from descent.resources import SHIPPED_DIR
 
 SHIPPED_ROOT = SHIPPED_DIR
 CARD_FILE = "card.json"

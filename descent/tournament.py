@@ -24,21 +24,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from games import validate as v
 from games.errors import GameError
+from search_ext.agents import parse_agent
+from search_ext.engine_spec import is_engine_spec
+from training import layout
+from training.fileio import check_writable_dir, crash_point, write_json
+from training.run import milestone_undertrained, read_milestone, read_run_record
 from descent.budgets import parse_budget as _parse_budget
+from descent.calibrate import find_calibration
 from descent.match import make_opening, run_tasks
 from descent.ratings import ELO, fit
 from descent.results import ResultsDB
 from descent.stats import MatchSummary, cluster_interval
-from training import layout
-from training.fileio import check_writable_dir, crash_point, write_json
-from training.run import milestone_undertrained, read_milestone, read_run_record
-from tqdm import tqdm
-from search_ext.agents import parse_agent
-from descent.calibrate import find_calibration
-from search_ext.engine_spec import is_engine_spec
 
 DEFAULT_RANK_GAMES = 16        # games per pair in rank and in the early-versus-final check
 DEFAULT_EVAL_GAMES = 8         # games per pair in evaluate

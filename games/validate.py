@@ -26,15 +26,16 @@ import math
 import numbers
 import operator
 import re
+import sqlite3
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
-from collections.abc import Callable
+from urllib.parse import quote
+
+import numpy as np
 
 from games.errors import GameError, GameOverError, InvalidMoveError, WrongGameError
-import numpy as np
-import sqlite3
-from urllib.parse import quote
 
 MAX_TEXT = 4096          # characters of one position, spec, move or option value
 MAX_COUNT = 10 ** 9      # iterations, nodes, games: more would run for days

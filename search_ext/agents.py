@@ -19,6 +19,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+import games
 from games import validate
 from search_ext.agent_base import NETWORK_LOADER, Agent, AgentSpecError, check_values, leaf_evaluator
 from search_ext.alphabeta import AlphaBeta
@@ -27,7 +28,6 @@ from search_ext.engine_spec import ENGINE_KINDS, describe, is_engine_spec, parse
 from search_ext.evaluators import PlayoutEvaluator, estimate_scale
 from search_ext.mcts import MCTS
 from search_ext.predictive_agents import make_star_agent
-import games
 
 __all__ = ["ALGORITHMS", "Agent", "AgentSpecError", "Key", "describe_algorithms", "make_agent",
            "parse_agent"]

@@ -34,9 +34,9 @@ from typing import Any
 
 import numpy as np
 
+from search_ext.evaluators import CallableEvaluator
 from training.architecture import (
     Architecture, ArchitectureError, Conv, Dense, Flatten, Residual, padding as same_padding)
-from search_ext.evaluators import CallableEvaluator
 
 BACKENDS = ("auto", "onnx", "numpy", "tf")
 

@@ -25,13 +25,13 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+import games
 from games import validate as v
 from games.errors import GameError
+from training import fileio
 from training.architecture import (
     Architecture, ArchitectureError, Conv, Dense, Flatten, META as ARCHITECTURE_META, Residual)
-from training import fileio
 from training.inference import Network, TFInference
-import games
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 

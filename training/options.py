@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+import warnings
 from dataclasses import dataclass, field
 
 from games import validate
 from games.errors import GameError
 from training.inference import BACKENDS, DEVICES
-import warnings
 
 LEARNERS = ("thread", "async", "inline")
 

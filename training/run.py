@@ -10,27 +10,28 @@ counted game always keeps its log line and scalars.
 """
 from __future__ import annotations
 
-from importlib import metadata
+import hashlib
+import json
 import multiprocessing as mp
 import os
+import subprocess
 import threading
+from importlib import metadata
 from pathlib import Path
+
+from tqdm import tqdm
 
 from games import validate as v
 from games.errors import GameError
 from training import layout
+from training.architecture import Architecture
 from training.fileio import FileLock, clean_temp_files, write_json
 from training.layout import member_dir
-from training.pool import spawn_pool
-from training.trainer import MemberJob, train_member
-from training.options import RuntimeOptions, option_fields
-import hashlib
-import json
-import subprocess
-from training.architecture import Architecture
-from tqdm import tqdm
-from training.progress import progress_line
 from training.network import CheckpointError, read_meta
+from training.options import RuntimeOptions, option_fields
+from training.pool import spawn_pool
+from training.progress import progress_line
+from training.trainer import MemberJob, train_member
 
 DATA_ENV = "DESCENT_DATA"
 

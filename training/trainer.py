@@ -27,34 +27,34 @@ aims kills at exact points for the tests.
 from __future__ import annotations
 
 import math
+import queue
+import struct
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
+import games
+from games.symmetry import transform_planes
+from search_ext.descent_core import BYTES_PER_STATE
+from search_ext.selfplay import SelfPlayPool
 from training import layout
+from training.architecture import Architecture
+from training.fileio import append_json, clean_temp_files, crash_point, json_text, write_json, write_text
+from training.inference import default_games_in_flight, make_inference, model_weights, use_device
 from training.layout import member_dir
 from training.logfiles import RollingWriter, archived_through, archives, read_log, rotate_log
-from training.options import RuntimeOptions
-from games.symmetry import transform_planes
-import struct
-from training.fileio import append_json, clean_temp_files, crash_point, json_text, write_json, write_text
-import queue
-import sys
-from tqdm import tqdm
-import games
-from training.inference import default_games_in_flight, make_inference, model_weights, use_device
-from training.architecture import Architecture
+from training.memory import network_bytes, replay_bytes, selfplay_caps
 from training.network import (
     CheckpointError, build_model, configure_threads, load_state, make_optimizer, make_train_step,
     save_state, save_weights)
-from training.replay import ReplayBuffer
-from training.memory import network_bytes, replay_bytes, selfplay_caps
-from search_ext.descent_core import BYTES_PER_STATE
-from search_ext.selfplay import SelfPlayPool
+from training.options import RuntimeOptions
 from training.progress import ROUNDS as PROGRESS_ROUNDS, ProgressReporter
+from training.replay import ReplayBuffer
 
 SCALARS = ("loss", "games_per_hour", "examples_per_second", "value_error", "exploration_e",
            "net_spread")

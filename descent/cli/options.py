@@ -6,12 +6,13 @@ modules beside this one, one per group of commands.
 """
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import click
 
 from games import validate
 from games.errors import GameError
-import os
-from pathlib import Path
 
 
 class DescentGroup(click.Group):

@@ -3,12 +3,13 @@
 """
 from __future__ import annotations
 
+import socket
+from pathlib import Path
+
 import click
 
 from descent.cli.options import (IntRange, Real, Seconds, UserError, check_writable, cli, iterations_option,
                                  load_game, net_option, seed_option)
-from pathlib import Path
-import socket
 
 
 @cli.command()

@@ -2,6 +2,8 @@
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from games import validate
@@ -9,7 +11,6 @@ from training import layout
 from descent.cli.options import (COUNT, IntRange, UserError, cli, games_per_pair_option,
                                  load_game, opening_plies_option, ray_option, run_dir_of, seed_option,
                                  split_option, workers_option)
-from pathlib import Path
 
 
 @cli.command()

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import click
+import numpy as np
 
 from games import validate
 from descent.cli.options import (COUNT, IntRange, UserError, cli, load_game, seed_option)
-import numpy as np
-from pathlib import Path
 
 
 def _state(spec: str, position: str | None, moves: str | None = None):

@@ -4,15 +4,16 @@ config loading, budget and milestone rule, population, workers and Ray shipping.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from games import validate
+from training import layout
 from descent.cli.options import (IntRange, UserError, cli, games_per_pair_option,
                                  max_games_option, ray_option, ray_ship_options, runtime_options,
                                  seed_option, split_option, workers_option)
 from descent.cli.protocol import print_pools
-from training import layout
-from pathlib import Path
 
 
 @cli.command()

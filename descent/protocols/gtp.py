@@ -16,9 +16,9 @@ difference, 1 for the other games) or ``0`` for a draw.
 """
 from __future__ import annotations
 
-from importlib import metadata
 import re
 import sys
+from importlib import metadata
 
 from games.errors import GameError
 from descent.protocols import notation as nt

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import games
 from games.errors import GameError
-from descent.protocols.thinking import Limits, Thinker, own_limits
 from descent import strength
 from descent.api import Opponent
+from descent.protocols.thinking import Limits, Thinker, own_limits
 
 ENGINE_LEVELS = ("easy", "medium", "hard", "balanced", "strongest")
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+
 from search_ext.agents import BestFirstAgent, GaussianAgent
 
 

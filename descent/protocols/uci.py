@@ -19,15 +19,15 @@ breakthroughRxC for other sizes).
 """
 from __future__ import annotations
 
-from importlib import metadata
+import re
 import sys
 import threading
+from importlib import metadata
 
 from games.errors import GameError
 from descent.protocols.notation import Dialect
 from descent.protocols.player import ENGINE_LEVELS, Player, Settings
 from descent.protocols.thinking import Limits
-import re
 
 MOVE_OVERHEAD = 0.05        # seconds kept back per move for the protocol's round trip
 

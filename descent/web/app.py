@@ -47,9 +47,9 @@ import re
 import secrets
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,12 +63,12 @@ from starlette.staticfiles import StaticFiles
 
 import games
 from games.errors import GameError
+from training.run import DEFAULT_ROOT, list_checkpoints
 from descent import shipped, strength
+from descent.adaptive import check_player
 from descent.api import LEVELS, Opponent
 from descent.networks import best_network
 from descent.web import board
-from training.run import DEFAULT_ROOT, list_checkpoints
-from descent.adaptive import check_player
 
 log = logging.getLogger("descent.web")
 
