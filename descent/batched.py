@@ -17,6 +17,14 @@ agents can share the driver; one with a network that is not a best-first agent's
 in flight needs its own agent, and building one loads its network again), and the callers then play
 the games one by one as before.
 
+Outside engines (``uci:``/``gtp:`` specs) take part too, one engine process per game in flight: a
+game takes a free engine of its spec from a pool (starting one when none is free) and gives it back
+when it ends, and ``reset`` starts each game afresh (``ucinewgame``/``clear_board``), as one engine
+playing the games one after another does. An engine thinks while the driver waits (its move is
+asked synchronously); the other side's searches are batched as usual. ``engines``, a dict kept by
+the caller, keeps the pool across calls (the caller closes it with ``close_engines``); by default
+the pool is closed when the call ends.
+
 Time. A time budget (``time=S``) keeps a per-game clock: a move's time is the time of its own
 search steps plus its share of each network call it took part in (the call's time divided by the
 states it valued, times the move's states). Games in flight share one process, so a move's time is
@@ -59,15 +67,15 @@ def _network_fn(agent):
 
 def batchable(specs) -> bool:
     """Can games between these agents (specs) be played by the driver: is any of them a best-first
-    agent with a network, and every other one either such an agent or one without a network (and
-    not an outside engine: each game in flight would start its own)?"""
+    agent with a network, and every other one either such an agent, one without a network, or an
+    outside engine (one process per game in flight)?"""
     from search_ext.agents import parse_agent
     from search_ext.engine_spec import ENGINE_KINDS
     batched = False
     for spec in specs:
         name, opts = parse_agent(spec)
-        if name in ENGINE_KINDS:
-            return False
+        if name in ENGINE_KINDS:         # one engine per game in flight (a pool of processes)
+            continue
         if not opts.get("net"):
             continue
         if name not in ("minimax", "minibal_n", "minibal_plus", "descent"):
@@ -78,14 +86,18 @@ def batchable(specs) -> bool:
 
 class _Seat:
     """How to make a game's agent for one side: a copy of a prototype that shares its network
-    (batched), or a new agent from the spec (no network: cheap)."""
+    (batched), a free engine of the pool (an outside engine), or a new agent from the spec (no
+    network: cheap)."""
 
-    def __init__(self, proto, spec: str, game: str, table_mb: float, make_agent):
+    def __init__(self, proto, spec: str, game: str, table_mb: float, make_agent, free=None):
         self.proto, self.spec, self.game, self.table_mb = proto, spec, game, table_mb
         self.make_agent = make_agent
         self.fn = _network_fn(proto)
+        self.free = free                 # outside engines: the pool's free agents of this spec
 
     def new(self):
+        if self.free is not None:
+            return self.free.pop() if self.free else self.make_agent(self.spec, self.game)
         if self.fn is None:
             return self.make_agent(self.spec, self.game)
         agent = copy.copy(self.proto)
@@ -94,6 +106,19 @@ class _Seat:
             agent.opts["max_mb"] = self.table_mb
         agent.reset()                    # its own search, the prototype's network
         return agent
+
+    def release(self, agent) -> None:
+        """A game is over: an engine goes back to the pool (its next game resets it)."""
+        if self.free is not None:
+            self.free.append(agent)
+
+
+def close_engines(engines: dict) -> None:
+    """Close the engines of a pool (``run_batched``'s ``engines``) and empty it."""
+    for free in engines.values():
+        while free:
+            free.pop().close()
+    engines.clear()
 
 
 def _play(game, agent_a, agent_b, index: int, seed: int, a_first=None, opening_plies: int = 0,
@@ -167,24 +192,38 @@ def _network_key(agent):
 
 
 class _Slot:
-    __slots__ = ("task", "co", "agent", "search", "off", "n", "group")
+    __slots__ = ("task", "co", "agent", "search", "off", "n", "group", "players")
 
-    def __init__(self, task, co):
+    def __init__(self, task, co, players=()):
         self.task, self.co, self.agent, self.search, self.off, self.n, self.group = task, co, None, None, 0, 0, None
+        self.players = players           # ((seat, agent), (seat, agent)): released when the game ends
 
 
 def run_batched(tasks, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT,
                 memory_mb: float = DEFAULT_MEMORY_MB, stats: dict | None = None, make_agent=None,
-                cache_states: int = DEFAULT_CACHE_STATES):
+                cache_states: int = DEFAULT_CACHE_STATES, engines: dict | None = None):
     """Play the tasks (``descent.match.play_task``'s plain data: game, agent_a, agent_b, index, seed,
     a_first, opening_plies or opening), ``games_in_flight`` at a time, one network call per network
     and round; yield ``(task, record)`` in completion order. ``stats`` (a dict), if given, receives
     ``rounds``, ``calls``, ``states`` (network calls and the states they valued) and ``cached``
     (states whose value came from the cache). ``make_agent(spec, game)``: how agents are built
     (default ``descent.networks.make_agent``). ``cache_states``: the most values kept per network
-    (0: no cache)."""
+    (0: no cache). ``engines``: the pool of outside engines, ``{(spec, game): [free agents]}``,
+    kept for the caller's next call (default: a pool of this call's own, closed when it ends)."""
     if make_agent is None:
         from descent.networks import make_agent
+    from search_ext.engine_spec import is_engine_spec
+    own_pool = engines is None
+    engines = {} if own_pool else engines
+    try:
+        yield from _run_batched(tasks, games_in_flight, memory_mb, stats, make_agent, cache_states,
+                                engines, is_engine_spec)
+    finally:
+        if own_pool:
+            close_engines(engines)
+
+
+def _run_batched(tasks, games_in_flight, memory_mb, stats, make_agent, cache_states, engines, is_engine_spec):
     tasks = list(tasks)
     if games_in_flight < 1:
         raise ValueError(f"games_in_flight must be >= 1, got {games_in_flight}")
@@ -195,7 +234,10 @@ def run_batched(tasks, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT,
     def seat(spec, game, side):
         key = (spec, game, side)
         if key not in seats:
-            seats[key] = _Seat(make_agent(spec, game), spec, game, table_mb, make_agent)
+            if is_engine_spec(spec):
+                seats[key] = _Seat(None, spec, game, table_mb, make_agent, engines.setdefault((spec, game), []))
+            else:
+                seats[key] = _Seat(make_agent(spec, game), spec, game, table_mb, make_agent)
         return seats[key]
 
     groups: dict = {}           # (network, game) -> _Group
@@ -215,12 +257,30 @@ def run_batched(tasks, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT,
 
     def start():
         task = queue.pop()
-        a = seat(task["agent_a"], task["game"], "a").new()
-        b = seat(task["agent_b"], task["game"], "b").new()
+        sa, sb = seat(task["agent_a"], task["game"], "a"), seat(task["agent_b"], task["game"], "b")
+        a = sa.new()
+        try:
+            b = sb.new()
+        except BaseException:
+            sa.release(a)
+            raise
         co = _play(task["game"], a, b, task["index"], task["seed"], task.get("a_first"),
                    task.get("opening_plies", 0), task.get("opening"))
-        return _Slot(task, co)
+        return _Slot(task, co, ((sa, a), (sb, b)))
 
+    def release(slot):
+        for s, agent in slot.players:
+            s.release(agent)
+        slot.players = ()
+
+    try:
+        yield from _rounds(queue, live, in_flight, start, release, group, groups, cache_states, stats)
+    finally:
+        for slot in live:                 # stopped early (an error, or the caller closed us)
+            release(slot)
+
+
+def _rounds(queue, live, in_flight, start, release, group, groups, cache_states, stats):
     rounds = calls = states = cached = 0
     while queue or live:
         while queue and len(live) < in_flight:
@@ -235,6 +295,7 @@ def run_batched(tasks, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT,
                         slot.agent = slot.co.send(None)
                     except StopIteration as stop:
                         slot.co = None
+                        release(slot)
                         yield slot.task, stop.value
                         break
                     slot.search = slot.agent.search
@@ -247,7 +308,7 @@ def run_batched(tasks, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT,
                     g.slots.append(slot)
                     break
                 slot.search = None            # the search is over: the game plays its move
-        live = [s for s in live if s.co is not None]
+        live[:] = [s for s in live if s.co is not None]
         for g in groups.values():
             if g.n == 0:
                 continue

@@ -507,7 +507,7 @@ def checkpoints(game, root):
 @click.option("--max-games", type=IntRange(2, validate.MAX_COUNT), default=200, show_default=True,
               help="With --calibrate: games the calibration may spend.")
 @click.option("--near-games", type=IntRange(2, validate.MAX_COUNT), default=40, show_default=True,
-              help="With --calibrate: games at a budget whose interval still holds the target.")
+              help="With --calibrate: games the answer's own budget must have.")
 @click.option("--seed", type=SEED, default=0, show_default=True)
 def ship(game, run, early, final, member, command, cores, do_calibrate, opponent_budget, budget_range,
          max_games, near_games, seed):
@@ -803,21 +803,25 @@ def experiment(file, runs, report_dir, stages, only_games, ray_address):
 @click.option("--max-games", type=IntRange(2, validate.MAX_COUNT), default=400, show_default=True,
               help="Games the design may spend in all.")
 @click.option("--near-games", type=IntRange(2, validate.MAX_COUNT), default=40, show_default=True,
-              help="Games at a budget whose interval still holds the target before it is the answer.")
+              help="Games the answer's own budget must have before it is the answer.")
+@click.option("--precision", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.1, show_default=True,
+              help="Stop when the 95% interval of the fitted gain (or score) at the answer is this narrow "
+                   "(half-width).")
 @click.option("--run", "run", type=click.Path(file_okay=False), default=None,
               help="Run directory (default: checkpoints/<game>); results in <run>/calibrations/.")
 @click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--opening-plies", type=IntRange(0, 1000), default=4, show_default=True,
-              help="Seeded random opening plies, the same for both seats of a pair and at every "
-                   "budget (0: none; deterministic players then replay one game per seat).")
+              help="Seeded random opening plies, the same for both seats of a pair, another for every "
+                   "pair and budget (0: none; deterministic players then replay one game per seat).")
 @click.option("--verbose", is_flag=True, help="Print every game.")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="ADDRESS",
               help="Run the games on Ray (as many at once as the cluster has CPUs): auto, an address, "
                    "or local (a cluster started for the run).")
 def calibrate(game, algorithm, against, target, metric, unit, budget_range, opponent_budget, max_games,
-              near_games, run, seed, opening_plies, verbose, ray_address):
+              near_games, precision, run, seed, opening_plies, verbose, ray_address):
     """Find the search budget at which a balanced player's gain (or score) against an opponent
-    reaches a target, by probabilistic bisection in log-budget (resumable: rerun to continue)."""
+    reaches a target, from a logistic curve in log-budget fitted to every game (resumable: rerun to
+    continue)."""
     from pathlib import Path
     from descent.calibrate import Settings, Unreachable, calibrate as do_calibrate, describe
     info = _load(game)
@@ -829,7 +833,7 @@ def calibrate(game, algorithm, against, target, metric, unit, budget_range, oppo
     low, high = (validate.parse_real(x, f"--range {budget_range!r}", 0.0, None, lo_open=True) for x in parts)
     s = Settings(info.spec, algorithm=algorithm, against=against, target=target, metric=metric, unit=unit,
                  low=low, high=high, opponent_budget=opponent_budget, seed=seed, max_games=max_games,
-                 near_games=near_games, opening_plies=opening_plies)
+                 near_games=near_games, precision=precision, opening_plies=opening_plies)
     run_dir = Path(_run_dir(info.spec, run))
     click.echo(f"calibrating {algorithm} on {info.spec} against {against} to {metric} {target:+g} "
                f"({unit} {budget_range}); results in {run_dir}/calibrations/")
