@@ -23,12 +23,11 @@ from tqdm import tqdm
 
 from games import validate as v
 from games.errors import GameError
-from training import layout
+from training import layout, options  # options: read at call time (tests replace its RuntimeOptions)
 from training.architecture import Architecture
 from training.fileio import FileLock, clean_temp_files, write_json
 from training.layout import member_dir
 from training.network import CheckpointError, read_meta
-from training.options import RuntimeOptions, option_fields
 from training.pool import spawn_pool
 from training.progress import progress_line
 from training.trainer import MemberJob, train_member
@@ -91,7 +90,7 @@ def milestone_undertrained(meta: dict) -> bool | None:
         return meta["undertrained"]
     if meta.get("games") is None:
         return None
-    return meta["games"] < RuntimeOptions().min_milestone_games
+    return meta["games"] < options.RuntimeOptions().min_milestone_games
 
 
 def default_run_dir(game_spec: str) -> Path:
@@ -199,7 +198,7 @@ def runtime_config(cfg: dict) -> dict:
     """The [run] keys that set how self-play runs (not what it computes), as ``MemberJob.extra``
     carries them: the fields of ``training.options.RuntimeOptions`` that ``cfg`` sets."""
     run = cfg.get("run", {})
-    return {f.name: run[f.name] for f in option_fields(RuntimeOptions) if f.name in run}
+    return {f.name: run[f.name] for f in options.option_fields(options.RuntimeOptions) if f.name in run}
 
 
 def _worker(job: MemberJob, queue):

@@ -41,7 +41,7 @@ from tqdm import tqdm
 import games
 from games.symmetry import transform_planes
 from search_ext.descent_core import BYTES_PER_STATE
-from search_ext.selfplay import SelfPlayPool
+from search_ext import selfplay  # selfplay.SelfPlayPool read at call time (tests wrap it)
 from training import layout
 from training.architecture import Architecture
 from training.fileio import append_json, clean_temp_files, crash_point, json_text, write_json, write_text
@@ -570,12 +570,12 @@ class MemberTrainer:
                                     self.progress.counters, self.report, self.writer, self.tf,
                                     self.options.progress_seconds)
         try:
-            pool = SelfPlayPool(self.info, self.evaluate,
-                                iterations=sp["iterations"] if sp["time"] <= 0 else 0,
-                                seconds=sp["time"], games_in_flight=self.in_flight,
-                                max_nodes=max(16, min(sp["max_nodes"], caps["max_nodes"],
-                                                      int(sp["max_mb"] * 2 ** 20 / BYTES_PER_STATE))),
-                                max_example_bytes=caps["max_example_bytes"])
+            pool = selfplay.SelfPlayPool(self.info, self.evaluate,
+                                         iterations=sp["iterations"] if sp["time"] <= 0 else 0,
+                                         seconds=sp["time"], games_in_flight=self.in_flight,
+                                         max_nodes=max(16, min(sp["max_nodes"], caps["max_nodes"],
+                                                               int(sp["max_mb"] * 2 ** 20 / BYTES_PER_STATE))),
+                                         max_example_bytes=caps["max_example_bytes"])
             stopped = pool.run(self.new_game, self.on_game, stop=self.out_of_budget,
                                progress=reporter, progress_every=PROGRESS_ROUNDS)
         finally:
