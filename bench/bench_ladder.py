@@ -48,6 +48,7 @@ import multiprocessing as mp
 import os
 import platform
 import random
+import re
 import sys
 import time
 import zlib
@@ -547,10 +548,17 @@ def fill_cards(data: dict, echo=print) -> int:
             if p is None or p["label"] not in entry.get("elo", {}):
                 continue
             e = entry["elo"][p["label"]]
-            net["elo"] = {"elo": e["elo"], "low": e["lo"], "high": e["hi"], "anchor": f"{entry['anchor']} = 0",
-                          "ladder": entry["ladder"], "agent": entry["agent"],
-                          "scores": {x["b"]: [x["score"], x["low"], x["high"], x["games"]] for x in entry["pairs"]
-                                     if x["a"] == p["label"]},
+            scores = {x["b"]: [x["score"], x["low"], x["high"], x["games"]] for x in entry["pairs"]
+                      if x["a"] == p["label"]}
+            rating = {"elo": e["elo"], "low": e["lo"], "high": e["hi"]}
+            if scores and all(s[0] >= 1.0 for s in scores.values()):
+                # won every game: the fit's figure for it only says "above the top rung", so the card
+                # keeps the top rung's rating as a lower bound (no upper end)
+                top = max(scores, key=lambda k: int(re.sub(r"\D", "", k) or 0))
+                r = entry["elo"][top]["elo"]
+                rating = {"elo": r, "low": r, "high": None, "at_least": True}
+            net["elo"] = {**rating, "anchor": f"{entry['anchor']} = 0",
+                          "ladder": entry["ladder"], "agent": entry["agent"], "scores": scores,
                           "source": "bench/results_ladder.json (bench/bench_ladder.py)"}
             if p.get("cpu_hours") is not None:
                 net["cpu_hours"] = p["cpu_hours"]       # measured: user+sys of the training process tree
