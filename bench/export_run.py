@@ -1,7 +1,7 @@
 """Copy a training run's networks (not its replay window) into results/training-runs/<slug>/ and
 write checkpoints.json: per checkpoint its games, examples, training seconds and CPU-hours.
 
-    python bench/export_run.py RUN_DIR SLUG --cpu CPU.json [--cpu-before H]
+    python bench/export_run.py RUN_DIR SLUG [--cpu CPU.json] [--cpu-before H]
 
 ``untrained.weights.h5`` in the folder (the config's architecture, ``build_model(seed=0)``, never
 trained) is listed first, at 0 CPU-hours. Copied per member: every milestone_<D>.weights.h5 and
@@ -9,7 +9,9 @@ trained) is listed first, at 0 CPU-hours. Copied per member: every milestone_<D>
 latest.h5 (the resume state), log.jsonl, replay/, tensorboard/, .lock. Afterwards, update the
 weights manifest: ``python bench/results_manifest.py --write``.
 
-``--cpu`` is a JSON object {"member_NN/milestone_<D>.json": {"cpu_s": S}, ...} (CPU seconds,
+CPU-hours are the training process's own CPU seconds up to each checkpoint, as the run recorded
+them (a milestone's ``cpu_seconds``, or its member's log). ``--cpu`` overrides them with a JSON
+object {"member_NN/milestone_<D>.json": {"cpu_s": S}, ...} (CPU seconds,
 user+sys of the training process tree, when that file appeared) plus optionally {"total_cpu_s": S}
 for latest.h5; ``--cpu-before`` adds the CPU-hours of earlier sessions of the same run. A
 checkpoint already in the folder's checkpoints.json (same label and games: exported by an earlier
@@ -26,6 +28,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))            # run as a script from anywhere (as the other bench/ tools)
 HERE = ROOT / "results" / "training-runs"
+
+from training import logfiles  # noqa: E402  (after the sys.path insert above)
+
+
+def _recorded_cpu(member: Path, meta: dict) -> dict | None:
+    """The CPU seconds the run itself recorded for a milestone: its JSON's ``cpu_seconds``, or the
+    member's log up to the milestone's games (see training.logfiles.cpu_seconds_through)."""
+    s = meta.get("cpu_seconds")
+    if not isinstance(s, (int, float)):
+        s = logfiles.cpu_seconds_through(member, int(meta["games"]))
+    return None if s is None else {"cpu_s": float(s)}
 
 
 def main(argv=None) -> int:
@@ -64,7 +77,7 @@ def main(argv=None) -> int:
             weights = js.with_suffix(".weights.h5")
             shutil.copy2(js, dest / js.name)
             shutil.copy2(weights, dest / weights.name)
-            c = cpu.get(f"{member.name}/{js.name}")
+            c = cpu.get(f"{member.name}/{js.name}") or _recorded_cpu(member, meta)
             label = f"m{int(member.name[7:])}-{meta['milestone']}"
             if label in before and before[label]["games"] == meta["games"]:
                 rows.append(before[label])
@@ -79,6 +92,8 @@ def main(argv=None) -> int:
             rows.append(before[latest])          # a member that did not train this session
         elif status:
             total = cpu.get(f"{member.name}/total_cpu_s")
+            if total is None and isinstance(status.get("games"), int):
+                total = logfiles.cpu_seconds_through(member, status["games"])
             rows.append({"label": f"m{int(member.name[7:])}-latest", "member": int(member.name[7:]),
                          "milestone": None, "path": None, "games": status.get("games"),
                          "examples": status.get("examples"),

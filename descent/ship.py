@@ -27,6 +27,13 @@ from training.run import RunError, milestone_undertrained, read_milestone, read_
 SIZE_LIMIT = 20 * 1024 * 1024        # the whole checkpoints/ folder as shipped (README and entries)
 
 
+def _cpu_seconds(meta: dict, cores: int) -> float:
+    """The CPU seconds behind a milestone: those its training process recorded, or for a milestone
+    written before they were, its training seconds x ``cores``."""
+    s = meta.get("cpu_seconds")
+    return float(s) if isinstance(s, (int, float)) else float(meta["train_seconds"]) * cores
+
+
 def _milestone(run: Path, member: int, name: str, game: str) -> tuple[Path, dict]:
     from training.trainer import member_dir
     d = member_dir(run, member)
@@ -100,7 +107,7 @@ def ship(run, early: str, final: str, member: int = 0, command: str | None = Non
         networks[role] = {"file": shipped.FILES[role], "member": member, "milestone": meta["milestone"],
                           "games": meta["games"], "examples": meta["examples"],
                           "train_seconds": round(float(meta["train_seconds"]), 1),
-                          "cpu_hours": round(float(meta["train_seconds"]) * cores / 3600, 4),
+                          "cpu_hours": round(_cpu_seconds(meta, cores) / 3600, 4),
                           "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(), "elo": None,
                           "undertrained": bool(milestone_undertrained(meta))}
     size = shipped_size(base) - sum((out / f).stat().st_size for f in (*shipped.FILES.values(), shipped.CARD_FILE,

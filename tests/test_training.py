@@ -220,6 +220,12 @@ def test_train_kill_resume(tmp_path, tiny_config):
     assert log_records(run) == after and counted() == 30
     meta = json.loads((mdir / "milestone_0.002s.json").read_text())
     assert meta["milestone"] == "0.002s" and meta["game"] == "tic_tac_toe" and meta["games"] == 30
+    # the CPU seconds behind a checkpoint: a running total across the kills, the milestone's the
+    # log's at its last game
+    cpu = [rec["cpu_seconds"] for rec in after]
+    assert cpu == sorted(cpu) and cpu[0] > 0
+    from training.logfiles import cpu_seconds_through
+    assert meta["cpu_seconds"] == cpu[-1] == cpu_seconds_through(mdir, 30)
     r = descent("checkpoints", "--out", str(run))
     assert r.returncode == 0 and "milestone_0.002s.weights.h5" in r.stdout
 

@@ -163,6 +163,27 @@ def read_history(mdir, unique: bool = True) -> list[dict]:
     return out
 
 
+def cpu_seconds_through(mdir, games: int) -> float | None:
+    """The process CPU seconds a member spent on its first ``games`` counted games, from its log:
+    the running total of the last of them (``cpu_seconds``), or for a log written before that
+    total was recorded, the sum over every game of examples / examples_per_cpu_s. None when the
+    log does not hold it (no such game, or older games thinned out of the archives)."""
+    recs = [r for r in read_history(mdir) if int(r["game"]) <= games]
+    if not recs or int(recs[-1]["game"]) != games:
+        return None
+    if isinstance(recs[-1].get("cpu_seconds"), (int, float)):
+        return float(recs[-1]["cpu_seconds"])
+    if [int(r["game"]) for r in recs] != list(range(1, games + 1)):
+        return None
+    total = 0.0
+    for r in recs:
+        n, rate = r.get("examples"), r.get("examples_per_cpu_s")
+        if not isinstance(n, (int, float)) or not isinstance(rate, (int, float)) or rate <= 0:
+            return None
+        total += n / rate
+    return total
+
+
 def last_game(mdir) -> int:
     """The number of the last game a member's log holds (archives included; 0: none)."""
     mdir = Path(mdir)

@@ -45,7 +45,8 @@ _RNG_STATE = v.Record({"bit_generator": v.Str(64, empty=False), "state": v.Map(v
 COUNTERS_META = v.Record({"games": v.Int(0, v.MAX_COUNT), "examples": v.Int(0, 10 ** 15),
                           "train_seconds": v.Real(0.0, 1e10), "updates": v.Int(0, 10 ** 15),
                           "milestones_done": v.List(v.Str(64, empty=False), max_len=1000)},
-                         {"rng": v.Opt(_RNG_STATE), "seed": v.Int(0, 2 ** 64)})
+                         {"rng": v.Opt(_RNG_STATE), "seed": v.Int(0, 2 ** 64),
+                          "cpu_seconds": v.Real(0.0, 1e12)})
 _COMMON_META = {"game": v.Str(256, empty=False)}
 _OPTIONAL_META = {"network": NETWORK_META, "config": v.Record({}, {"network": NETWORK_META}),
                   "planes_shape": v.List(v.Int(1, 4096), 3, 3), "member": v.Int(0, 100_000),
@@ -54,6 +55,7 @@ STATE_META = v.Record({**_COMMON_META, "counters": COUNTERS_META}, _OPTIONAL_MET
 WEIGHTS_META = v.Record(_COMMON_META, {**_OPTIONAL_META, "milestone": v.Str(64, empty=False),
                                        "milestone_seconds": v.Real(0.0, 1e10),
                                        "train_seconds": v.Real(0.0, 1e10),
+                                       "cpu_seconds": v.Real(0.0, 1e12),
                                        "games": v.Int(0, v.MAX_COUNT),
                                        "examples": v.Int(0, 10 ** 15),
                                        "undertrained": v.Bool()})

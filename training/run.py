@@ -63,6 +63,7 @@ RUN_RECORD = v.Record({"game": v.Str(256, empty=False), "seed": v.Int(0, 2 ** 64
 MILESTONE_RECORD = v.Record({"game": v.Str(256, empty=False), "member": v.Int(0, 100_000),
                              "milestone": v.Str(64, empty=False)},
                             {"milestone_seconds": v.Real(0.0, 1e10), "train_seconds": v.Real(0.0, 1e10),
+                             "cpu_seconds": v.Real(0.0, 1e12),
                              "games": v.Int(0, v.MAX_COUNT), "examples": v.Int(0, 10 ** 15),
                              "undertrained": v.Bool(), "min_milestone_games": v.Int(0, 10 ** 9)})
 

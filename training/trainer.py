@@ -287,6 +287,7 @@ class _Progress:
     games: int = 0
     examples: int = 0
     train_seconds: float = 0.0
+    cpu_seconds: float = 0.0     # process CPU seconds counted with train_seconds (all threads)
     updates: int = 0
     milestones_done: list = field(default_factory=list)
     abandoned_games: int | None = None    # once a budget ran out with games in flight
@@ -299,7 +300,7 @@ class _Progress:
     loss: float | None = None    # the mean loss of the last training pass (None: none yet)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    KNOWN = ("games", "examples", "train_seconds", "updates", "milestones_done", "rng", "seed",
+    KNOWN = ("games", "examples", "train_seconds", "cpu_seconds", "updates", "milestones_done", "rng", "seed",
              "abandoned_games")
 
     @classmethod
@@ -307,7 +308,8 @@ class _Progress:
         """The progress of a fresh member, or of the saved ``counters`` (``rng`` aside)."""
         c = dict(counters or {})
         p = cls(seed=c.get("seed", seed), games=c.get("games", 0), examples=c.get("examples", 0),
-                train_seconds=c.get("train_seconds", 0.0), updates=c.get("updates", 0),
+                train_seconds=c.get("train_seconds", 0.0), cpu_seconds=c.get("cpu_seconds", 0.0),
+                updates=c.get("updates", 0),
                 milestones_done=list(c.get("milestones_done", [])),
                 abandoned_games=c.get("abandoned_games"),
                 other={k: v for k, v in c.items() if k not in cls.KNOWN}, record=record)
@@ -319,8 +321,8 @@ class _Progress:
         """The counters as the state saves them (``rng``: the generator's state, or left out)."""
         with self._lock:
             c = {"games": self.games, "examples": self.examples,
-                 "train_seconds": self.train_seconds, "updates": self.updates,
-                 "milestones_done": list(self.milestones_done)}
+                 "train_seconds": self.train_seconds, "cpu_seconds": self.cpu_seconds,
+                 "updates": self.updates, "milestones_done": list(self.milestones_done)}
             c.update({"rng": rng} if rng is not None else {})
             c.update({"seed": self.seed, **self.other})
             if self.abandoned_games is not None:
@@ -365,9 +367,11 @@ class _Progress:
             self.examples += examples
             self.updates += len(losses)
             self.train_seconds += dt
+            self.cpu_seconds += cpu
             if losses:
                 self.loss = _finite(float(np.mean(losses)))
-            return {"dt": dt, "cpu": cpu, "train_seconds": self.train_seconds, "loss": self.loss}
+            return {"dt": dt, "cpu": cpu, "train_seconds": self.train_seconds,
+                    "cpu_seconds": self.cpu_seconds, "loss": self.loss}
 
     def keep_record(self, record: dict) -> None:
         with self._lock:
@@ -380,7 +384,8 @@ class _Progress:
             if self.train_seconds < seconds or name in self.milestones_done:
                 return None
             self.milestones_done.append(name)
-            return {"train_seconds": self.train_seconds, "games": self.games,
+            return {"train_seconds": self.train_seconds, "cpu_seconds": self.cpu_seconds,
+                    "games": self.games,
                     "examples": self.examples, "updates": self.updates}
 
     def abandon(self, games: int) -> None:
@@ -388,6 +393,7 @@ class _Progress:
         now, cpu_now = time.perf_counter(), time.process_time()
         with self._lock:
             self.train_seconds += now - self.clock
+            self.cpu_seconds += cpu_now - self.cpu
             self.abandoned_games = (self.abandoned_games or 0) + games
             self.clock, self.cpu = now, cpu_now
 
@@ -671,7 +677,8 @@ class MemberTrainer:
                 "result": g["result"], "examples": n, "loss": counted["loss"],
                 "value_error": value_error, "seconds": dt,
                 "play_seconds": float(g.get("seconds", dt - learn)), "learn_seconds": learn,
-                "train_seconds": counted["train_seconds"], "budget": self.job.budget,
+                "train_seconds": counted["train_seconds"], "cpu_seconds": counted["cpu_seconds"],
+                "budget": self.job.budget,
                 "examples_per_cpu_s": n / max(counted["cpu"], 1e-9), "e": g["e"],
                 "short_moves": int(g.get("short_moves", 0)), "games_in_flight": self.in_flight,
                 "evaluations": int(self.inference.states), "inference": self.inference.name,
