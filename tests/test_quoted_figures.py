@@ -261,16 +261,16 @@ _NUMBER = re.compile(r"(?<![\w.])[+\-−]?\d[\d,]*(?:\.\d+)?")
 
 
 def _section(text: str, heading: str) -> list[str]:
+    """The lines under ``heading`` up to the next heading (its subsections are not part of it)."""
     lines = text.splitlines()
-    level = len(heading) - len(heading.lstrip("#"))
     try:
         start = next(i for i, l in enumerate(lines) if l.strip() == heading)
     except StopIteration:
         raise FigureError(f"no heading {heading!r}") from None
-    out = []
+    out, fence = [], False
     for line in lines[start + 1:]:
-        m = re.match(r"(#+) ", line)
-        if m and len(m.group(1)) <= level:
+        fence ^= line.startswith("```")
+        if not fence and re.match(r"#+ ", line):
             break
         out.append(line)
     return out
