@@ -156,6 +156,57 @@ def test_level_ratings_are_shown_where_a_table_rates_them():
     assert level_rating("reversi(size=6)", "easy", budget_given=True) is None
 
 
+def test_a_game_at_an_elo_the_person_names():
+    strength = pytest.importorskip("descent.strength")
+    spec = "reversi(size=6)"
+    if strength.table(spec) is None:
+        pytest.skip(f"no rating table ships for {spec}")
+    with TestClient(create_app()) as c:
+        offered = {g["spec"]: g for g in c.get("/api/games").json()["games"]}
+        rng = offered[spec]["elo"]
+        settings = strength.table(spec)["settings"]
+        assert (rng["low"], rng["high"]) == (settings[0]["elo"], settings[-1]["elo"]) and rng["anchor"]
+        assert offered["tic_tac_toe"]["elo"] is None          # no table: no Elo to ask for
+        asked = (rng["low"] + rng["high"]) / 2
+        r = c.post("/api/new", json={"game": spec, "elo": asked, "side": "second"})
+        assert r.status_code == 201, r.text
+        g = r.json()
+        pick = strength.level_for_elo(spec, asked)
+        assert g["rating"]["elo"] == pick["elo"] and g["level"].startswith("elo ")
+        g = c.post(f"/api/game/{g['id']}/reply").json()         # it plays at that setting
+        assert g["your_turn"] and len(g["record"]) == 1
+        assert "outside the rated range" in error_of(
+            c.post("/api/new", json={"game": spec, "elo": rng["high"] + 1000}), 400)
+        error_of(c.post("/api/new", json={"game": spec, "elo": "strong"}), 400)
+        error_of(c.post("/api/new", json={"game": spec, "elo": True}), 400)
+        error_of(c.post("/api/new", json={"game": spec, "elo": asked, "level": "easy"}), 400)
+        assert "no Elo" in error_of(c.post("/api/new", json={"game": "tic_tac_toe", "elo": 0}), 400)
+    with TestClient(create_app(iterations=30)) as c:       # a fixed budget: the table does not apply
+        assert all(g["elo"] is None for g in c.get("/api/games").json()["games"])
+        assert "no Elo" in error_of(c.post("/api/new", json={"game": spec, "elo": 0}), 400)
+
+
+def test_a_failed_computer_move_leaves_the_game_playable():
+    """A search that fails answers 500 and leaves the game where it was: not thinking, the
+    computer to move, and the page's "Computer, move" asks again."""
+    with TestClient(create_app(iterations=30), raise_server_exceptions=False) as app:
+        _failed_computer_move(app)
+
+
+def _failed_computer_move(app):
+    g = new(app, side="second")
+    session = app.app.state.hub.sessions[g["id"]]
+    real = session.bot.reply
+    session.bot.reply = lambda: (_ for _ in ()).throw(RuntimeError("the search failed"))
+    assert "internal error" in error_of(app.post(f"/api/game/{g['id']}/reply"), 500)
+    view = app.get(f"/api/game/{g['id']}").json()
+    assert not view["thinking"] and not view["your_turn"] and not view["over"] and view["record"] == []
+    session.bot.reply = real
+    view = app.post(f"/api/game/{g['id']}/reply").json()
+    assert view["your_turn"] and len(view["record"]) == 1
+    assert 'id="computer-move"' in app.get("/").text
+
+
 def test_a_whole_game_with_a_bad_move_hint_undo_and_the_record(app):
     g = new(app)
     gid = g["id"]

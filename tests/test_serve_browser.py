@@ -46,11 +46,14 @@ WAIT = 180          # seconds: loading a network and the computer's moves on a b
 
 @pytest.fixture(scope="module")
 def server():
+    yield from _serve(create_app(iterations=20))
+
+
+def _serve(app):
     """The real server (uvicorn) in a thread, on a free port of localhost."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    app = create_app(iterations=20)
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
@@ -88,12 +91,17 @@ def settled(driver):
     return body(driver, "turn")
 
 
-def start(driver, url, game, side="first", level="balanced"):
+def start(driver, url, game, side="first", level="balanced", elo=None):
     driver.get(url + "/")
     WebDriverWait(driver, WAIT).until(lambda d: body(d, "ready") == "1")
     Select(driver.find_element(By.ID, "game")).select_by_value(game)
     Select(driver.find_element(By.ID, "level")).select_by_value(level)
     Select(driver.find_element(By.ID, "side")).select_by_value(side)
+    if elo is not None:
+        box = driver.find_element(By.ID, "elo")
+        assert box.is_displayed()
+        box.clear()
+        box.send_keys(str(elo))
     old = body(driver, "game")
     driver.find_element(By.ID, "new-game").click()
     WebDriverWait(driver, WAIT).until(lambda d: body(d, "game") not in (None, old))
@@ -205,3 +213,19 @@ def test_two_tabs_play_at_once_tic_tac_toe_and_breakthrough(server, browser):
     assert "resigned" in browser.find_element(By.ID, "result").text
     browser.close()
     browser.switch_to.window(first)
+
+
+def test_a_game_at_an_elo_the_person_names(browser):
+    """Without a fixed budget the page offers the game's rated Elo range; the computer then plays
+    the setting nearest to the Elo typed in."""
+    from descent import strength
+    spec = "reversi(size=6)"
+    table = strength.table(spec)
+    if table is None:
+        pytest.skip(f"no rating table ships for {spec}")
+    asked = round((table["settings"][0]["elo"] + table["settings"][-1]["elo"]) / 2)
+    for url in _serve(create_app()):
+        assert start(browser, url, spec, side="second", level="elo", elo=asked) == "you"
+        assert plies(browser) == 1
+        pick = strength.level_for_elo(spec, asked)
+        assert f"level elo {pick['elo']:+.0f}" in browser.find_element(By.ID, "opponent").text

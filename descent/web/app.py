@@ -25,6 +25,8 @@ The API (JSON bodies and answers):
 * ``GET /api/games``: the games offered, each with its levels and their ratings (``level_rating``);
 * ``GET /api/levels``: the levels with a description;
 * ``POST /api/new`` ``{"game", "level", "side": "first"|"second", "player"}``: a new game, its view;
+  ``{"game", "elo": N, "side"}`` instead of a level plays the rated setting nearest to Elo ``N``
+  (as ``descent play --elo``; the game's ``elo`` range in ``/api/games`` says where it applies);
 * ``GET /api/game/ID``: the view of a game (``Session.view``);
 * ``POST /api/game/ID/move`` ``{"move": "e2e4"}``: play the person's move (the game's notation);
 * ``POST /api/game/ID/reply``: the computer plays its move;
@@ -39,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import os
 import re
 import secrets
@@ -108,6 +111,23 @@ def level_rating(game_spec: str, level: str, root=None, budget_given: bool = Fal
             return None
         return {"elo": entry["elo"], "low": entry["low"], "high": entry["high"],
                 "anchor": strength.anchor(game_spec)}
+    except (ImportError, GameError, OSError):
+        return None
+
+
+def elo_range(game_spec: str, root=None, budget_given: bool = False) -> dict | None:
+    """``{"low", "high", "anchor"}``: the Elo range a person can ask for with ``elo`` (the game's
+    rating table, ``descent.strength``), under the same conditions as ``level_rating`` (the server
+    plays the shipped final network at the table's budgets); None where ``elo`` cannot be used."""
+    if budget_given:
+        return None
+    try:
+        from descent import shipped, strength
+        t = strength.table(game_spec)
+        final, used = shipped.network(game_spec), best_network(game_spec, root)
+        if t is None or not final or not used or os.path.realpath(final) != os.path.realpath(used):
+            return None
+        return {"low": t["settings"][0]["elo"], "high": t["settings"][-1]["elo"], "anchor": t["anchor"]}
     except (ImportError, GameError, OSError):
         return None
 
@@ -259,6 +279,12 @@ class Hub:
         self._build_lock = threading.Lock()      # networks load one at a time (a shared cache)
         self._ratings: dict = {}
 
+    def elo_range(self, spec: str) -> dict | None:
+        key = (spec, "elo")
+        if key not in self._ratings:
+            self._ratings[key] = elo_range(spec, self.root, self.time is not None or self.iterations is not None)
+        return self._ratings[key]
+
     def rating(self, spec: str, level: str) -> dict | None:
         key = (spec, level)
         if key not in self._ratings:
@@ -270,10 +296,11 @@ class Hub:
         """``fn(*args)`` in the pool, off the event loop."""
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
 
-    def _build(self, spec: str, level: str, player: str | None, seed: int) -> Opponent:
+    def _build(self, spec: str, level: str, player: str | None, seed: int,
+               elo: float | None = None) -> Opponent:
         with self._build_lock:
             return Opponent(spec, level=level, net="best", time=self.time, iterations=self.iterations,
-                            seed=seed, player=player, root=self.root)
+                            seed=seed, player=player, root=self.root, elo=elo)
 
     def _sweep(self) -> None:
         now = time.monotonic()
@@ -286,9 +313,19 @@ class Hub:
         level = _field(body, "level", str, "balanced")
         side = _field(body, "side", str, "first")
         player = _field(body, "player", str, None)
+        elo = body.get("elo")
         if spec not in self.by_spec:
             known = ", ".join(self.by_spec) or "none"
             raise ApiError(400, f"unknown game {spec!r} (offered: {known})")
+        if elo is not None:
+            if isinstance(elo, bool) or not isinstance(elo, (int, float)) or not math.isfinite(elo):
+                raise ApiError(400, "field 'elo' must be a number")
+            if "level" in body or player:
+                raise ApiError(400, "elo picks the computer's setting: send it without a level or a player")
+            if self.elo_range(spec) is None:
+                raise ApiError(400, f"{spec}: no Elo can be asked for here (the game has no rating "
+                                    f"table for the network this server plays, or the server was "
+                                    f"started with a fixed --time or --iterations)")
         if level not in LEVELS:
             raise ApiError(400, f"unknown level {level!r} (known: {', '.join(LEVELS)})")
         if side not in ("first", "second"):
@@ -307,10 +344,10 @@ class Hub:
         gid = secrets.token_urlsafe(12)
         self.building += 1                        # the slot is held while the opponent is built
         try:
-            bot = await self.run(self._build, spec, level, player, secrets.randbelow(1_000_000))
+            bot = await self.run(self._build, spec, level, player, secrets.randbelow(1_000_000), elo)
         finally:
             self.building -= 1
-        session = Session(gid, bot, 0 if side == "first" else 1, level, player, _rating(bot.rating))
+        session = Session(gid, bot, 0 if side == "first" else 1, bot.level, player, _rating(bot.rating))
         self.sessions[gid] = session
         return session
 
@@ -413,7 +450,8 @@ def create_app(root=None, offered: list[dict] | None = None, max_games: int = MA
 
     async def list_games(request: Request):
         return JSONResponse({"games": [dict(g, levels=[{"name": lv, "rating": hub.rating(g["spec"], lv)}
-                                                        for lv in LEVELS]) for g in hub.offered],
+                                                        for lv in LEVELS], elo=hub.elo_range(g["spec"]))
+                                       for g in hub.offered],
                              "max_games": hub.max_games})
 
     async def list_levels(request: Request):

@@ -14,6 +14,7 @@ let state = null;       // the view of the game being played
 let selected = null;    // the square picked as the from-square of a move
 let hint = null;        // the last hint
 let busy = false;       // a request is running
+const ELO = "elo";      // the level select's entry for a rating the person names (game.elo)
 
 async function api(method, path, body) {
   const init = { method, headers: {} };
@@ -73,11 +74,30 @@ function fillLevels() {
     opt.textContent = lv.name + ratingText(r);
     sel.appendChild(opt);
   }
-  sel.value = keep;
+  const game = offered.find((g) => g.spec === $("game").value);
+  if (game && game.elo) {
+    const opt = document.createElement("option");
+    opt.value = ELO;
+    opt.textContent = `an Elo you name (${signed(game.elo.low)} to ${signed(game.elo.high)})`;
+    sel.appendChild(opt);
+    const input = $("elo");
+    input.min = String(Math.ceil(game.elo.low));
+    input.max = String(Math.floor(game.elo.high));
+    if (input.value === "") input.value = String(Math.round((game.elo.low + game.elo.high) / 2));
+  }
+  sel.value = [...sel.options].some((o) => o.value === keep) ? keep : "balanced";
   levelChanged();
 }
 
 function levelChanged() {
+  $("elo-label").hidden = $("level").value !== ELO;
+  if ($("level").value === ELO) {
+    const game = offered.find((g) => g.spec === $("game").value);
+    $("level-about").textContent = "The computer plays the rated setting nearest to the Elo you name, "
+      + `against ${game.elo.anchor}.`;
+    $("player-label").hidden = true;
+    return;
+  }
   const lv = levels.find((x) => x.name === $("level").value);
   const r = levelRating($("game").value, $("level").value);
   let about = lv ? `${lv.name}: ${lv.about}.` : "";
@@ -114,6 +134,8 @@ async function init() {
   $("hint").addEventListener("click", askHint);
   $("undo").addEventListener("click", undo);
   $("resign").addEventListener("click", resign);
+  // a computer move that failed (the error is shown) is asked for again from here
+  $("computer-move").addEventListener("click", () => run(computerTurns));
   $("show-legal").addEventListener("change", render);
   fillLevels();
   document.body.dataset.ready = "1";
@@ -150,6 +172,10 @@ function newGame() {
     const old = state;
     const body = { game: $("game").value, level: $("level").value, side: $("side").value };
     if (body.level === "adaptive") body.player = $("player").value.trim();
+    if (body.level === ELO) {
+      delete body.level;
+      body.elo = Number($("elo").value);
+    }
     setStatus("Starting a new game (loading the network)...");
     state = await api("POST", "/api/new", body);
     selected = null;
@@ -371,6 +397,7 @@ function render() {
   $("undo").disabled = !(playing && state.record.length > 0);
   $("resign").disabled = !playing;
   $("move-submit").disabled = !(playing && state.your_turn);
+  $("computer-move").hidden = !(playing && !state.your_turn);
   const dl = $("download");
   if (state) {
     dl.href = `/api/game/${state.id}/record`;
