@@ -10,10 +10,13 @@ from __future__ import annotations
 import importlib
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from games import validate
 from games.errors import GameError, InvalidGameSpecError, UnknownGameError
+
+if TYPE_CHECKING:       # a type only: the registry imports an engine when a game is loaded
+    from games._state import State
 
 SCORE_KINDS = {0: "additive depth", 1: "multiplicative depth", 2: "natural margin"}
 
@@ -23,7 +26,7 @@ class Param:
     """A game parameter: its type, default and the values allowed."""
 
     name: str
-    type: type
+    type: type[Any]
     default: Any
     help: str
     choices: tuple | None = None
@@ -91,6 +94,8 @@ class GameInfo:
     score_kind: int = 0
     max_legal: int = 0               # most legal actions in any state (0: num_actions)
     extra: dict = field(default_factory=dict)
+    # the engine's State subclass (set by ``load`` or ``games.tree_game.make_tree``)
+    _cls: Callable[[GameInfo], State] = field(init=False, repr=False, compare=False)
 
     @property
     def branching(self) -> int:
@@ -105,7 +110,7 @@ class GameInfo:
     def version(self) -> int:
         return self.definition.version
 
-    def new_state(self):
+    def new_state(self) -> State:
         """A new state at the game's initial position."""
         return self._cls(self)
 
@@ -226,6 +231,6 @@ def load(spec: str) -> GameInfo:
     return info
 
 
-def new_state(spec: str):
+def new_state(spec: str) -> State:
     """Shortcut: the initial state of the game ``spec``."""
     return load(spec).new_state()

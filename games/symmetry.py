@@ -48,9 +48,9 @@ def map_square(sym: int, r: int, c: int, h: int, w: int) -> tuple[int, int]:
         return h - 1 - r, c
     if sym == 6:
         return c, r
-    if sym == 7:
-        return w - 1 - c, h - 1 - r
-    validate.integer(sym, "symmetry id", 0, 7)
+    if sym != 7:
+        validate.integer(sym, "symmetry id", 0, 7)      # raises: every symmetry id returned above
+    return w - 1 - c, h - 1 - r
 
 
 def transform_planes(x: np.ndarray, sym: int) -> np.ndarray:
@@ -74,8 +74,7 @@ def transform_planes(x: np.ndarray, sym: int) -> np.ndarray:
         return np.flip(x, axis=ax[0])
     if sym == 6:
         return np.swapaxes(x, *ax)
-    if sym == 7:
-        return np.rot90(np.swapaxes(x, *ax), 2, axes=ax)
+    return np.rot90(np.swapaxes(x, *ax), 2, axes=ax)      # sym == 7
 
 
 def _check_ints(**values) -> None:

@@ -28,7 +28,7 @@ import operator
 import re
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 from games.errors import GameError
 
@@ -43,7 +43,7 @@ def one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def _fail(error, what: str, message: str):
+def _fail(error, what: str, message: str) -> NoReturn:
     raise error(one_line(f"{what}: {message}" if what else message))
 
 
@@ -54,7 +54,7 @@ def _show(value) -> str:
 
 # ---- numbers -----------------------------------------------------------------------------------------
 
-def integer(value, what: str, lo: int | None = None, hi: int | None = None,
+def integer(value, what: str, lo: float | None = None, hi: float | None = None,
             error=GameError) -> int:
     """An integer (``int`` or a numpy integer, never ``bool``, never a float) in ``[lo, hi]``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -137,7 +137,7 @@ def is_digits(s: str) -> bool:
     return _DIGITS.fullmatch(s) is not None
 
 
-def parse_int(s, what: str, lo: int | None = None, hi: int | None = None, error=GameError,
+def parse_int(s, what: str, lo: float | None = None, hi: float | None = None, error=GameError,
               max_digits: int = MAX_DIGITS) -> int:
     """Integer text (ASCII digits with an optional sign, at most ``max_digits`` digits) in range."""
     s = text(s, what, error, max_len=max_digits + 24).strip()

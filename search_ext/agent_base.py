@@ -58,7 +58,7 @@ def _checked(fn, playable: bool):
     def method(self, state, *args, **kwargs):
         validate.state_for(state, self.game, f"agent {self.spec!r}", playable=playable)
         return fn(self, state, *args, **kwargs)
-    method._state_checked = True
+    method._state_checked = True        # type: ignore[attr-defined]  # (mypy: no attributes on functions)
     return method
 
 

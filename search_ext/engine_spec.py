@@ -31,7 +31,10 @@ def is_engine_spec(text) -> bool:
 def split_items(text: str) -> list[str]:
     """Split at the commas outside parentheses and quotes (a command may name a game spec such as
     ``breakthrough(rows=6,cols=6)``)."""
-    items, cur, depth, quote = [], [], 0, None
+    items: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    quote: str | None = None
     for ch in text:
         if quote:
             quote = None if ch == quote else quote

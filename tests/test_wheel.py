@@ -73,6 +73,15 @@ def test_the_installed_package_is_the_wheel_not_the_checkout(installed):
         assert not Path(line).resolve().is_relative_to(ROOT)
 
 
+def test_type_information_travels_with_the_wheel(installed):
+    """py.typed in every package and the stubs of the compiled modules (tests/test_stubs.py checks
+    that they agree with the modules), so that a type checker reads the installed package."""
+    for pkg in ("games", "search_ext", "descent", "training"):
+        assert (installed["site"] / pkg / "py.typed").is_file(), pkg
+    stubs = [p.relative_to(ROOT) for pkg in ("games", "search_ext") for p in (ROOT / pkg).glob("*.pyi")]
+    assert stubs and sorted(str(s) for s in stubs if not (installed["site"] / s).is_file()) == []
+
+
 def test_shipped_networks_and_configs_travel_with_the_wheel(installed):
     out = descent(installed, "checkpoints")
     assert "SHIPPED" in out and "reversi(size=6)" in out

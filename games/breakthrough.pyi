@@ -1,0 +1,14 @@
+# Type stub of the compiled module games/breakthrough.pyx (the source of truth); tests/test_stubs.py checks
+# that the names here and in the module agree.
+from typing import Any
+
+from games._state import State
+from games.registry import GameInfo
+
+SYMBOLS: str
+
+def max_plies_bound(rows: int, cols: int) -> int: ...
+def facts(params: dict[str, Any]) -> dict[str, Any]: ...
+
+class BreakthroughState(State):
+    def __init__(self, info: GameInfo) -> None: ...
