@@ -27,7 +27,8 @@ import re
 import statistics
 import string
 import tomllib
-from functools import lru_cache
+from functools import cache
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,7 @@ class FigureError(Exception):
 
 # ---- the result files ----------------------------------------------------------------------------
 
-@lru_cache(maxsize=None)
+@cache
 def _load(rel: str):
     path = ROOT / rel
     if not path.is_file():
@@ -279,7 +280,7 @@ def _section(text: str, heading: str) -> list[str]:
 def _cells(line: str) -> list[tuple[int, int]]:
     """(start, end) of each cell of a table row, by column (1-based list index + 1)."""
     bounds = [m.start() for m in re.finditer(r"(?<!\\)\|", line)]
-    return [(a + 1, b) for a, b in zip(bounds, bounds[1:])]
+    return [(a + 1, b) for a, b in pairwise(bounds)]
 
 
 @pytest.mark.parametrize("region", COVERED, ids=[f"{r['doc']} {r['section']}" for r in COVERED])
@@ -333,7 +334,8 @@ def test_cards_agree_with_the_ladder():
             assert elo["scores"] == pairs, f"{where}: scores differ from the ladder's"
             player = entry["players"][label]
             for key in ("cpu_hours", "games", "examples"):
-                assert net[key] == player[key], f"{where}: {key} {net[key]} on the card, {player[key]} in the ladder's file"
+                assert net[key] == player[key], \
+                    f"{where}: {key} {net[key]} on the card, {player[key]} in the ladder's file"
             if all(s[0] >= 1.0 for s in pairs.values()):
                 top = max(pairs, key=lambda k: int(re.sub(r"\D", "", k)))
                 r = entry["elo"][top]["elo"]
