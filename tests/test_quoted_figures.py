@@ -245,6 +245,18 @@ def test_the_registry_is_well_formed():
         assert fields == {str(i) for i in range(n)}, f"{fig['text']!r}: fields {sorted(fields)} for {n} values"
 
 
+def test_every_result_file_named_exists():
+    named = set()
+    for fig in FIGURES:
+        if fig.get("source"):
+            named.add(fig["source"])
+        for e in fig.get("values", []):
+            named.update(m.group(1) for m in re.finditer(r"\{([^{}:]+)::", _expand(e)))
+    missing = sorted(f for f in named if not (ROOT / f).is_file())
+    assert not missing, f"result files named in {REGISTRY.name} that do not exist: {missing}"
+    assert len(named) >= 20
+
+
 def _id(fig):
     return f"{_docs(fig)[0]}: {fig['text'][:60]}"
 
