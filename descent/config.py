@@ -115,17 +115,26 @@ def default_config_path(game: str) -> Path:
     return CONFIG_DIR / f"{games.parse_spec(game)[0]}.toml"
 
 
+def read_toml(path: str | Path, what: str, error=None) -> tuple[Path, dict]:
+    """(the checked path, the parsed table) of a TOML file: the one TOML reader of the project
+    (config files here, experiment files in ``descent.experiment``). Any failure is ``error``
+    (default ``ConfigError``) in one line naming the file: ``<path>: <what> not found``, not valid
+    TOML, cannot read."""
+    error = error or ConfigError
+    path = validate.file_path(path, what, error)
+    try:
+        return path, tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise error(f"{path}: {what} not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise error(validate.one_line(f"{path}: not valid TOML ({exc})")) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(validate.one_line(f"{path}: cannot read ({exc})")) from None
+
+
 def load_config(path: str | Path) -> dict[str, dict[str, Any]]:
     """Read and validate a config file; returns every section with defaults filled in."""
-    path = validate.file_path(path, "config file", ConfigError)
-    try:
-        raw = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read ({exc})") from None
+    path, raw = read_toml(path, "config file")
     out: dict[str, dict[str, Any]] = {}
     for section, value in raw.items():
         if section not in SCHEMA:
@@ -194,7 +203,7 @@ def parse_duration(text: str) -> float:
     positive, at most ten years (``ConfigError``, a ``ValueError``)."""
     t = validate.text(text, "duration", ConfigError, max_len=64).strip().lower()
     number, unit = (t[:-1], t[-1]) if t[-1] in _UNITS else (t, "s")
-    if validate._REAL.fullmatch(number.strip()) is None:
+    if validate.REAL_TEXT.fullmatch(number.strip()) is None:
         raise ConfigError(f"bad duration {text!r} (expected a number with s, m, h or d, e.g. 20m)")
     value = validate.parse_real(number, f"duration {text!r}", error=ConfigError) * _UNITS[unit]
     return validate.real(value, f"duration {text!r}", 0.0, MAX_DURATION, ConfigError, lo_open=True)

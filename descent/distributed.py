@@ -33,7 +33,9 @@ from pathlib import Path
 
 from games import validate
 from games.errors import GameError
+from training import layout
 from training.fileio import write_bytes
+from training.layout import REPLAY_DIR, STATE_FILE, member_dir
 
 CONNECT_TIMEOUT = 10.0     # seconds to reach a cluster's address before giving up
 INIT_TIMEOUT = float(os.environ.get("DESCENT_RAY_TIMEOUT", 120))   # seconds for ray.init to connect
@@ -328,8 +330,6 @@ def cluster_cpus(address: str | None) -> int:
 
 # ---- training --------------------------------------------------------------------------------------
 
-SHIP_REPLAY_DIR = "replay"
-TB_DIR = "tensorboard"
 MEMBER_FAILURES = 3        # a member lost with its node this many times in a row, no game synced between
 
 
@@ -351,8 +351,7 @@ def shipped_files(replay: bool):
     RNG, the last game's record), and the replay window only with ``replay`` (else the worker
     rebuilds it by self-play, as a resume without replay files does). The log, TensorBoard files
     and milestones stay with the driver: the worker sends back what it adds."""
-    from training.trainer import STATE_FILE
-    return lambda rel: str(rel) == STATE_FILE or (replay and rel.parts[0] == SHIP_REPLAY_DIR)
+    return lambda rel: str(rel) == STATE_FILE or (replay and rel.parts[0] == REPLAY_DIR)
 
 
 def _unpack(data: bytes, directory: Path) -> None:
@@ -371,8 +370,7 @@ def _unpack(data: bytes, directory: Path) -> None:
 def _games_of(mdir: Path) -> tuple[int, dict | None]:
     """The games counted by a member's ``latest.h5`` (0 without one) and the last one's record."""
     from training.network import read_meta
-    from training.trainer import STATE_FILE
-    path = mdir / STATE_FILE
+    path = layout.state_file(mdir)
     if not path.exists():
         return 0, None
     meta = read_meta(path)
@@ -436,12 +434,10 @@ class MemberSync:
 
     def collect(self, event: str) -> dict:
         """The message of one copy (see the class)."""
-        from training.trainer import LOG_FILE, STATE_FILE
-        from training.replay import _NAME
         games = _games_of(self.mdir)[0]
         msg = {"sync": self.member, "attempt": self.attempt, "event": event, "node": self.node,
                "games": games, "log": b"", "tensorboard": {}, "files": {}}
-        log = self.mdir / LOG_FILE
+        log = layout.log_file(self.mdir)
         lines = []
         from training.logfiles import archived_through, archives
         through = archived_through(archives(self.mdir))
@@ -460,7 +456,7 @@ class MemberSync:
                     lines.append(line)
                     self.last_game = g
         msg["log"] = b"".join(lines)
-        tb = self.mdir / TB_DIR
+        tb = layout.tensorboard_dir(self.mdir)
         if tb.is_dir():
             files = sorted(tb.glob("events.out.tfevents.*"))
             self.tb_offsets = {p.name: self.tb_offsets.get(p.name, 0) for p in files}
@@ -472,19 +468,20 @@ class MemberSync:
                 if data:
                     msg["tensorboard"][p.name] = (off, data)
                     self.tb_offsets[p.name] = off + len(data)
-        for p in sorted(self.mdir.glob("milestone_*")):
+        for p in layout.milestone_files(self.mdir):
             st = p.stat()
             if ".tmp" not in p.name and self.stamps.get(p.name) != (st.st_size, st.st_mtime_ns):
                 msg["files"][p.name] = p.read_bytes()
                 self.stamps[p.name] = (st.st_size, st.st_mtime_ns)
-        if self.replay and (self.mdir / SHIP_REPLAY_DIR).is_dir():
-            for p in sorted((self.mdir / SHIP_REPLAY_DIR).iterdir()):
-                m = _NAME.match(p.name)
-                if m and self.replay_sent < int(m.group(1)) <= games:
-                    msg["files"][f"{SHIP_REPLAY_DIR}/{p.name}"] = p.read_bytes()
+        replay = layout.replay_dir(self.mdir)
+        if self.replay and replay.is_dir():
+            for p in sorted(replay.iterdir()):
+                game = layout.replay_game(p.name)
+                if game is not None and self.replay_sent < game <= games:
+                    msg["files"][f"{REPLAY_DIR}/{p.name}"] = p.read_bytes()
             self.replay_sent = games
-        msg["state"] = (self.mdir / STATE_FILE).read_bytes()
-        status = self.mdir / "status.json"
+        msg["state"] = layout.state_file(self.mdir).read_bytes()
+        status = layout.status_file(self.mdir)
         msg["status"] = status.read_bytes() if status.exists() else None
         return msg
 
@@ -507,8 +504,6 @@ def apply_sync(mdir: Path, msg: dict, last_game: int, window: int,
     files past the cap (``training.logfiles``, as the member does). Returns the new last logged
     game."""
     from training.fileio import append_bytes
-    from training.replay import _NAME
-    from training.trainer import LOG_FILE, STATE_FILE
     mdir.mkdir(parents=True, exist_ok=True)
     for rel, data in msg["files"].items():
         if Path(rel).is_absolute() or ".." in Path(rel).parts:
@@ -522,27 +517,28 @@ def apply_sync(mdir: Path, msg: dict, last_game: int, window: int,
             lines.append(line)
             last_game = g
     if lines:
-        append_bytes(mdir / LOG_FILE, b"".join(lines))
+        append_bytes(layout.log_file(mdir), b"".join(lines))
     for name, (off, data) in msg["tensorboard"].items():
-        path = mdir / TB_DIR / Path(name).name
+        path = layout.tensorboard_dir(mdir) / Path(name).name
         path.parent.mkdir(parents=True, exist_ok=True)
         if (path.stat().st_size if path.exists() else 0) == off:
             append_bytes(path, data)            # else a file this attempt did not start: skipped
-    write_bytes(mdir / STATE_FILE, msg["state"])
+    write_bytes(layout.state_file(mdir), msg["state"])
     if msg["status"] is not None:
-        write_bytes(mdir / "status.json", msg["status"])
-    replay = mdir / SHIP_REPLAY_DIR
+        write_bytes(layout.status_file(mdir), msg["status"])
+    replay = layout.replay_dir(mdir)
     if replay.is_dir():
         for p in replay.iterdir():
-            m = _NAME.match(p.name)
-            if m and int(m.group(1)) <= msg["games"] - window:
+            game = layout.replay_game(p.name)
+            if game is not None and game <= msg["games"] - window:
                 p.unlink(missing_ok=True)
     if log_max_mb is not None:
         from training.logfiles import LogCaps, event_files, prune_event_files, rotate_log
         rotate_log(mdir, log_max_mb)
-        if (mdir / TB_DIR).is_dir():
-            files = event_files(mdir / TB_DIR)
-            prune_event_files(mdir / TB_DIR, LogCaps(log_max_mb).kept, files[-1] if files else None)
+        tb = layout.tensorboard_dir(mdir)
+        if tb.is_dir():
+            files = event_files(tb)
+            prune_event_files(tb, LogCaps(log_max_mb).kept, files[-1] if files else None)
     return last_game
 
 
@@ -572,7 +568,7 @@ def _train_remote(job, queue, shipped: bytes | None, sync: dict | None = None):
     """A member trained by a Ray task: in place (a shared file system), or, with ``shipped`` (the
     driver's copy of its files), in a scratch directory whose state goes back to the driver through
     ``queue`` (``MemberSync``; ``sync``: ``attempt``, ``replay``)."""
-    from training.trainer import member_dir, runtime_options, train_member
+    from training.trainer import runtime_options, train_member
 
     def report(rec):
         if queue is not None:
@@ -635,7 +631,7 @@ def train_members_ray(jobs, address: str | None, on_record, ship: bool = False,
     ray = init(address)
     from ray.exceptions import RayError, RayTaskError
     from ray.util.queue import Queue
-    from training.trainer import member_dir, runtime_options
+    from training.trainer import runtime_options
     queue = Queue(actor_options=_driver_actor_options(ray))
     remote = ray.remote(max_retries=0 if ship else 2, num_cpus=1)(_train_remote)
     by_member = {job.member: job for job in jobs}
@@ -660,8 +656,7 @@ def train_members_ray(jobs, address: str | None, on_record, ship: bool = False,
         left = job.max_games - (games - start[job.member]) if job.max_games else 0
         if job.max_games and left <= 0:           # its games were played and synced; the end lost
             from training.network import read_meta
-            from training.trainer import STATE_FILE
-            results[job.member] = {k: v for k, v in read_meta(mdir / STATE_FILE)["counters"].items()
+            results[job.member] = {k: v for k, v in read_meta(layout.state_file(mdir))["counters"].items()
                                    if k != "rng"}
             return
         shipped = _pack(mdir, shipped_files(ship_replay))

@@ -21,11 +21,11 @@ The file (TOML; see ``configs/experiments/minibal-cpu.toml``)::
 from __future__ import annotations
 
 import json
-import re
-import tomllib
 from pathlib import Path
 
 from games.errors import GameError
+from descent.config import read_toml
+from training import layout
 
 _KEYS = {
     "experiment": {"name": str, "seed": int, "workers": int, "runs": str, "report": str},
@@ -47,15 +47,7 @@ class ExperimentError(GameError):
 
 def load_experiment(path) -> dict:
     """Read and check an experiment file; returns its sections with defaults filled in."""
-    path = Path(path)
-    try:
-        raw = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise ExperimentError(f"{path}: experiment file not found") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ExperimentError(f"{path}: not valid TOML ({exc})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ExperimentError(f"{path}: cannot read ({exc})") from None
+    path, raw = read_toml(path, "experiment file", ExperimentError)
     out: dict = {}
     for section, value in raw.items():
         if section in _KEYS:
@@ -100,15 +92,11 @@ def load_experiment(path) -> dict:
     return out
 
 
-def run_dir_name(spec: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", spec.replace("=", "-")).strip("_")
-
-
 def record_milestones(run_dir: Path, milestones, budget: float) -> None:
     """Add the milestones and budget to ``run.json`` when it lacks them (rank and evaluate read the
     early and final checkpoints from there)."""
     from training.fileio import write_json
-    path = Path(run_dir) / "run.json"
+    path = layout.run_record(run_dir)
     rec = json.loads(path.read_text())
     if rec.get("milestones"):
         return
@@ -117,62 +105,55 @@ def record_milestones(run_dir: Path, milestones, budget: float) -> None:
     write_json(path, rec)
 
 
-def _trained(run_dir: Path, population: int, names: list[str]) -> bool:
-    return all((run_dir / f"member_{m:02d}" / f"milestone_{n}.weights.h5").exists()
-               and (run_dir / f"member_{m:02d}" / f"milestone_{n}.json").exists()
-               for m in range(population) for n in names)
-
-
 def run_experiment(path, runs: str | None = None, report: str | None = None, stages=("train", "rank",
                    "evaluate", "report"), echo=print, ray_address: str | None = None,
-                   only_games: list[str] | None = None) -> dict:
+                   only_games: list[str] | None = None, ray_ship: bool = False,
+                   ray_ship_replay: bool = False, warn=None) -> dict:
     """Run the stages of an experiment file (``only_games``: these game specs only; the report
-    always covers every game of the file that has results)."""
-    from descent.config import default_config_path, load_config, parse_duration, parse_durations
+    always covers every game of the file that has results). Every game's training is a
+    ``descent.plan`` training plan, checked before any stage runs; ``warn``: where its notes go
+    (default: stderr)."""
+    import sys
+    import games as _games
+    from descent.plan import build_plan
     from descent.report import make_report
     from descent.tournament import evaluate, rank
     exp = load_experiment(path)
     e, t, r, ev = exp["experiment"], exp["train"], exp["rank"], exp["evaluate"]
     runs_root = Path(runs or e["runs"])
-    try:
-        budget_s = parse_duration(t["budget"])
-        ms = parse_durations(t["milestones"])
-    except ValueError as exc:
-        raise ExperimentError(f"{path}: train: {exc}") from None
-    if len(ms) < 2:
-        raise ExperimentError(f"{path}: train.milestones needs an early and a final milestone")
-    dbs = []
-    import games as _games
     wanted = {_games.load(x).spec for x in only_games} if only_games else None
     if wanted and not wanted <= {g["spec"] for g in exp["games"]}:
         raise ExperimentError(f"{path}: no [[games]] entry for {', '.join(sorted(wanted))}")
+    plans = {g["spec"]: build_plan(g["spec"], config=g.get("config"), population=t["population"],
+                                   budget=t["budget"], milestones=t["milestones"], workers=t["workers"],
+                                   seed=e["seed"], out=runs_root / layout.run_dir_name(g["spec"]),
+                                   ray=ray_address, ray_ship=ray_ship, ray_ship_replay=ray_ship_replay,
+                                   ranked=True)
+             for g in exp["games"] if not wanted or g["spec"] in wanted}
+    dbs = []
     for g in exp["games"]:
         spec = g["spec"]
-        run_dir = runs_root / run_dir_name(spec)
-        dbs.append(run_dir / "results.db")
-        if wanted and spec not in wanted:
+        run_dir = runs_root / layout.run_dir_name(spec)
+        dbs.append(layout.results_db(run_dir))
+        if spec not in plans:
             continue
+        plan = plans[spec]
+        for note in plan.notes:
+            (warn or (lambda m: print(m, file=sys.stderr)))(note)
         if "train" in stages:
-            names = [n for n, _ in ms]
-            if (run_dir / "run.json").exists() and _trained(run_dir, t["population"], names):
-                echo(f"[train] {spec}: every member has reached {', '.join(names)}; nothing to train")
+            if plan.trained():
+                echo(f"[train] {spec}: every member has reached {', '.join(plan.milestone_names)}; "
+                     f"nothing to train")
             else:
-                from training.run import run_training, runtime_config
-                cfg = load_config(g.get("config") or default_config_path(spec))
-                echo(f"[train] {spec}: {t['population']} networks for {t['budget']} each in {run_dir}")
-                remote = None
-                if ray_address:
-                    from descent.distributed import ray_runner
-                    remote = ray_runner(ray_address)
-                run_training(spec, cfg, t["population"], budget_s, ms, t["workers"], run_dir, e["seed"],
-                             threads=cfg["run"]["threads"], remote=remote, runtime=runtime_config(cfg))
-        if (run_dir / "run.json").exists():
-            record_milestones(run_dir, ms, budget_s)
+                echo(f"[train] {spec}: {plan.population} networks for {plan.budget_text} each in {run_dir}")
+                plan.run()
+        if layout.is_run(run_dir):
+            record_milestones(run_dir, plan.milestones, plan.budget)
         if "rank" in stages:
             echo(f"[rank] {spec}: {r['agent']}, {r['games_per_pair']} games per pair, "
                  f"{r['opening_plies']} opening plies")
             rank(run_dir, spec, r["agent"], r["games_per_pair"], r["opening_plies"], e["workers"], e["seed"],
-                 echo=echo, ray_address=ray_address)
+                 echo=echo, ray_address=plan.ray)
             from descent.report import pools_summary
             echo("\n".join(pools_summary(run_dir)))
         if "evaluate" in stages:
@@ -182,7 +163,7 @@ def run_experiment(path, runs: str | None = None, report: str | None = None, sta
                      f"{'the low pool' if o['kind'] == 'pool' else 'plain MCTS'} ({o['budget']}), "
                      f"{gpp} games per pair")
                 evaluate(run_dir, spec, ev["algorithms"], ev["budgets"], o["kind"], o["budget"], gpp,
-                         e["workers"], e["seed"], ray_address=ray_address, opening_plies=ev["opening_plies"])
+                         e["workers"], e["seed"], ray_address=plan.ray, opening_plies=ev["opening_plies"])
     rep = None
     if "report" in stages:
         have = [d for d in dbs if d.exists()]
@@ -191,5 +172,5 @@ def run_experiment(path, runs: str | None = None, report: str | None = None, sta
         out = Path(report or e["report"])
         rep = make_report(have, out)
         echo(rep["table"])
-        echo(f"[report] {out}/table.txt, results.csv and {len(rep['figures'])} figure(s)")
+        echo(f"[report] {out}/{layout.REPORT_TABLE}, {layout.REPORT_CSV} and {len(rep['figures'])} figure(s)")
     return {"experiment": exp, "report": rep}

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from search_ext import agents as _agents
+from training import layout
 
 
 def network_evaluator(opts: dict, game=None):
@@ -45,7 +46,7 @@ def make_agent(spec: str, game) -> "_agents.Agent":
 def ranked_pools(game_spec: str, root):
     """The readable ``pools.json`` records of ``game_spec`` below ``root`` (the run directories'
     rankings) that have a high pool, in the order of their paths."""
-    for pools_path in sorted(Path(root).glob("*/pools.json")):
+    for pools_path in layout.pools_below(root):
         try:
             pools = json.loads(pools_path.read_text())
         except (OSError, ValueError):

@@ -20,7 +20,7 @@ import math
 from pathlib import Path
 
 from descent.results import ResultsDB
-from training import fileio
+from training import fileio, layout
 from descent.stats import average_intervals, cluster_interval
 
 EXPERIMENTS = {"pool": "pool experiment (Minibal paper Table 2, Figures 1-2): high-level nets "
@@ -151,7 +151,7 @@ def ordering_check(records) -> list[str]:
 
 def pools_summary(run_dir: Path) -> list[str]:
     """The ranking behind a run's pools: split confidence and the early-versus-final check."""
-    path = Path(run_dir) / "pools.json"
+    path = layout.pools_file(run_dir)
     if not path.exists():
         return []
     try:
@@ -197,7 +197,7 @@ def pools_summary(run_dir: Path) -> list[str]:
 
 def _current_pairs(run_dir: Path):
     """The (high net, opponent) label pairs of a run's current pools, or None without pools.json."""
-    path = Path(run_dir) / "pools.json"
+    path = layout.pools_file(run_dir)
     if not path.exists():
         return None
     from descent.tournament import POOLS, ProtocolError
@@ -289,7 +289,8 @@ def make_report(db_paths, out_dir, games: list[str] | None = None) -> dict:
     # the folder's lock (a second report into it waits): a temporary file of a report's output
     # left there was killed; others only if their writer is dead (--out may be a shared folder)
     with fileio.FileLock(out / ".report.lock", timeout=None):
-        fileio.clean_temp_files(out, scope=lambda target: target in ("table.txt", "results.csv")
+        table_file, csv_file = layout.report_files(out)
+        fileio.clean_temp_files(out, scope=lambda target: target in (table_file.name, csv_file.name)
                                 or target.endswith(".png"))
         figures, sections = [], []
         for opp, ob in _experiments(records):
@@ -315,7 +316,7 @@ def make_report(db_paths, out_dir, games: list[str] | None = None) -> dict:
             sections.append(f"({stale} evaluation match(es) of networks no longer in the pools left out: "
                             f"the pools were re-ranked after they were played)")
         table = "\n\n".join(sections)
-        write_text(out / "table.txt", table + "\n")
-        write_csv(records + avg, out / "results.csv")
+        write_text(table_file, table + "\n")
+        write_csv(records + avg, csv_file)
         clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in records + avg]
         return {"records": clean, "table": table, "figures": figures, "out": str(out), "matches": len(rows), "stale": stale}

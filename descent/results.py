@@ -108,7 +108,7 @@ class ResultsError(GameError):
 # What report reads of an evaluate row (games.validate): a bad row is refused, naming it.
 def _budget_ok(b):
     k, eq, x = b.partition("=")
-    if not eq or k not in ("time", "iterations") or v._REAL.fullmatch(x.strip()) is None:
+    if not eq or k not in ("time", "iterations") or v.REAL_TEXT.fullmatch(x.strip()) is None:
         return f"{b!r} is not time=SECONDS or iterations=N"
     return None if math.isfinite(float(x)) and float(x) > 0 else f"{b!r} is not a positive budget"
 

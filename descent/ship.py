@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from descent import shipped
-from training import fileio
+from training import fileio, layout
 from training.network import CheckpointError
 from training.run import RunError, milestone_undertrained, read_milestone, read_run_record
 
@@ -35,11 +35,10 @@ def _cpu_seconds(meta: dict, cores: int) -> float:
 
 
 def _milestone(run: Path, member: int, name: str, game: str) -> tuple[Path, dict]:
-    from training.trainer import member_dir
-    d = member_dir(run, member)
-    weights, record = d / f"milestone_{name}.weights.h5", d / f"milestone_{name}.json"
+    d = layout.member_dir(run, member)
+    weights, record = layout.milestone_weights(d, name), layout.milestone_record(d, name)
     if not weights.is_file() or not record.is_file():
-        have = sorted(p.name[len("milestone_"):-len(".json")] for p in d.glob("milestone_*.json"))
+        have = layout.milestone_names(d)
         raise RunError(f"{run}: member {member} has no milestone {name!r} "
                        f"(it has: {', '.join(have) or 'none'})")
     meta = read_milestone(record)
@@ -121,7 +120,7 @@ def ship(run, early: str, final: str, member: int = 0, command: str | None = Non
     if old is not None and same:
         for r in shipped.ROLES:                    # an Elo measured meanwhile stays with its weights
             networks[r]["elo"] = old["networks"][r].get("elo")
-    members = len(list(run.glob("member_*"))) or 1
+    members = len(layout.member_dirs(run)) or 1
     card = {"format": shipped.FORMAT, "game": spec, "architecture": archs["final"],
             "planes_shape": list(games.load(spec).planes_shape), "networks": networks, "cores": cores,
             "command": command or _command(run, spec, rec["seed"], members, early, final),

@@ -79,20 +79,14 @@ def read_card(directory) -> dict:
 
 def weights_meta(path) -> dict:
     """The checked metadata of a weights-only checkpoint, read without building the network."""
-    import h5py
-    from training.network import WEIGHTS_META, parse_meta
+    from training.network import WEIGHTS_META, parse_meta, read_h5
     path = Path(path)
-    try:
-        with h5py.File(path, "r") as f:
-            fmt, raw = f.attrs.get("format"), f.attrs.get("meta")
-            fmt = fmt.decode("ascii", "replace") if isinstance(fmt, bytes) else fmt
-            if fmt != "descent-weights-1" or not isinstance(raw, (str, bytes)):
-                raise CheckpointError(f"{path}: not a weights-only descent checkpoint (format {fmt!r})")
-            return parse_meta(raw, WEIGHTS_META, f"checkpoint {path}: meta")
-    except CheckpointError:
-        raise
-    except (OSError, KeyError, ValueError, TypeError, RuntimeError, AttributeError) as exc:
-        raise CheckpointError(v.one_line(f"{path}: corrupt or truncated checkpoint ({exc})")) from None
+    with read_h5(path) as f:
+        fmt, raw = f.attrs.get("format"), f.attrs.get("meta")
+        fmt = fmt.decode("ascii", "replace") if isinstance(fmt, bytes) else fmt
+        if fmt != "descent-weights-1" or not isinstance(raw, (str, bytes)):
+            raise CheckpointError(f"{path}: not a weights-only descent checkpoint (format {fmt!r})")
+        return parse_meta(raw, WEIGHTS_META, f"checkpoint {path}: meta")
 
 
 def _architecture(meta: dict, where: str) -> dict:

@@ -33,6 +33,7 @@ from descent.match import make_opening, run_tasks
 from descent.ratings import ELO, fit
 from descent.results import ResultsDB
 from descent.stats import MatchSummary, cluster_interval
+from training import layout
 from training.fileio import crash_point
 
 DEFAULT_RANK_GAMES = 16        # games per pair in rank and in the early-versus-final check
@@ -76,8 +77,7 @@ POOLS = v.Record({"game": v.Str(256, empty=False), "high": v.List(_POOL_NET, 1),
 
 
 def _run_record(run_dir: Path, game: str) -> dict:
-    rec_path = run_dir / "run.json"
-    if not rec_path.exists():
+    if not layout.is_run(run_dir):
         raise ProtocolError(f"{run_dir}: no training run here (run.json missing); train first with "
                             f"`descent train {game} --out {run_dir}`")
     from training.run import read_run_record
@@ -92,10 +92,10 @@ def find_nets(run_dir: Path, game: str) -> dict[int, list[Net]]:
     run_dir = Path(run_dir)
     _run_record(run_dir, game)
     out: dict[int, list[Net]] = {}
-    for mj in run_dir.glob("member_*/milestone_*.json"):
+    for mj in layout.milestone_records(run_dir):
         from training.run import read_milestone
         meta = read_milestone(mj, ProtocolError)
-        weights = mj.with_suffix(".weights.h5")
+        weights = layout.weights_of_record(mj)
         if not weights.exists() or "member" not in meta or "milestone" not in meta:
             continue
         from training.run import milestone_undertrained
@@ -148,8 +148,7 @@ def select_members(run_dir: Path, game: str, allow_untrained: bool = False, earl
                                 f"(the run's milestones: {', '.join(names)})")
         names = chosen
     early, final, excluded = {}, {}, []
-    members = sorted(set(nets) | {int(p.name.split("_")[1]) for p in run_dir.glob("member_*")
-                                  if p.name.split("_")[1].isdigit()})
+    members = sorted(set(nets) | set(layout.member_dirs(run_dir)))
     for m in members:
         have = {n.milestone: n for n in nets.get(m, [])}
         missing = [x for x in names if x not in have]
@@ -310,7 +309,7 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
                             + "; ranking needs at least 2")
     from training.fileio import check_writable_dir
     check_writable_dir(run_dir, ProtocolError, "run directory")   # pools.json, results.db: before any match
-    db = ResultsDB(db_path or run_dir / "results.db")
+    db = ResultsDB(db_path or layout.results_db(run_dir))
     have = db.keys("rank")
     openings = _Openings(game, opening_plies, seed, "rank")
     tasks = []
@@ -393,7 +392,7 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
                        "verdict": {-1: "weaker", 1: "stronger", 0: "not separated"}[side]})
     pools["early_vs_final"] = checks
     db.close()
-    write_json(run_dir / "pools.json", pools)
+    write_json(layout.pools_file(run_dir), pools)
     return pools
 
 
@@ -427,7 +426,7 @@ def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], oppo
     sharing a random opening). Returns the number of matches run."""
     from search_ext.agents import parse_agent
     run_dir = Path(run_dir)
-    pools_path = run_dir / "pools.json"
+    pools_path = layout.pools_file(run_dir)
     if not pools_path.exists():
         raise ProtocolError(f"{run_dir}: no pools yet (pools.json missing); run `descent rank {game} "
                             f"--run {run_dir}` first")
@@ -453,9 +452,9 @@ def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], oppo
         raise ProtocolError(f"opponent {opponent!r}: expected pool, mcts or an engine (uci:COMMAND,... "
                             f"or gtp:COMMAND,...)")
     from training.fileio import check_writable_dir
-    db_path = Path(db_path or run_dir / "results.db")
+    db_path = Path(db_path or layout.results_db(run_dir))
     check_writable_dir(db_path.parent, ProtocolError, "run directory")   # before any match
-    db = ResultsDB(db_path or run_dir / "results.db")
+    db = ResultsDB(db_path)
     have = db.keys("evaluate")
     opponents = ([(o["net"], _join(f"minimax:{opp_budget}", f"net={o['path']}")) for o in pools["low"]]
                  if opponent == "pool" else [(engine_label, opponent)] if engine

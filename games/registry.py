@@ -158,9 +158,9 @@ def _parse_value(text: str, where: str = "game parameter") -> Any:
         return True
     if low in ("false", "no", "off"):
         return False
-    if validate._INT.fullmatch(text):
+    if validate.INT_TEXT.fullmatch(text):
         return validate.parse_int(text, where, error=InvalidGameSpecError)
-    if validate._REAL.fullmatch(text):
+    if validate.REAL_TEXT.fullmatch(text):
         return validate.parse_real(text, where, error=InvalidGameSpecError)
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         return text[1:-1]

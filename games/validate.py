@@ -102,8 +102,9 @@ def _range(lo, hi, lo_open=False, hi_open=False) -> str:
 # ---- text --------------------------------------------------------------------------------------------
 
 _DIGITS = re.compile(r"[0-9]+")
-_INT = re.compile(r"[+-]?[0-9]+")
-_REAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# The text of an ASCII integer and of an ASCII real number (no '1_000', no fullwidth digits, no nan)
+INT_TEXT = re.compile(r"[+-]?[0-9]+")
+REAL_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def text(value, what: str, error=GameError, max_len: int = MAX_TEXT, ascii: bool = True,
@@ -141,7 +142,7 @@ def parse_int(s, what: str, lo: float | None = None, hi: float | None = None, er
               max_digits: int = MAX_DIGITS) -> int:
     """Integer text (ASCII digits with an optional sign, at most ``max_digits`` digits) in range."""
     s = text(s, what, error, max_len=max_digits + 24).strip()
-    if _INT.fullmatch(s) is None:
+    if INT_TEXT.fullmatch(s) is None:
         _fail(error, what, f"{_show(s)} is not an integer")
     if len(s.lstrip("+-").lstrip("0")) > max_digits:
         _fail(error, what, f"{_show(s)} has more than {max_digits} digits"
@@ -153,7 +154,7 @@ def parse_real(s, what: str, lo: float | None = None, hi: float | None = None, e
                lo_open: bool = False, hi_open: bool = False) -> float:
     """Decimal number text (ASCII, no ``nan``/``inf``), finite and in range."""
     s = text(s, what, error, max_len=64).strip()
-    if _REAL.fullmatch(s) is None:
+    if REAL_TEXT.fullmatch(s) is None:
         _fail(error, what, f"{_show(s)} is not a number")
     return real(float(s), what, lo, hi, error, lo_open, hi_open)
 

@@ -410,7 +410,8 @@ def test_resume_with_negative_games_keeps_the_replay_files(tmp_path):
     # the same file as a member's resume point, beside its replay files
     from descent.config import CONFIG_DIR, load_config
     from training.run import training_config
-    from training.trainer import MemberJob, member_dir, train_member
+    from training.layout import member_dir
+    from training.trainer import MemberJob, train_member
     cfg = training_config(load_config(CONFIG_DIR / "tic_tac_toe.toml"))
     cfg["network"] = {"filters": 4, "blocks": 1, "head_units": 4}
     mdir = member_dir(tmp_path / "run", 0)

@@ -87,7 +87,7 @@ def test_a_member_capped_far_below_its_needs_plays_on_within_the_cap(tmp_path, m
         assert p["memory_bytes"] + p["replay_bytes"] + net <= cap
         assert p["table_states"] <= pool.games_in_flight * pool.max_nodes
     # the log shows it: every game's record is there, with the moves it had to cut short
-    from training.trainer import LOG_FILE
+    from training.layout import LOG_FILE
     import json
     log = [json.loads(line) for line in
            (Path(trainer.mdir) / LOG_FILE).read_text().splitlines() if line.strip()]

@@ -426,7 +426,7 @@ games_per_pair = 2
 spec = "tic_tac_toe"
 """)
     r = descent("experiment", str(exp))
-    assert r.returncode == 2 and "train: bad duration 'early'" in r.stderr
+    assert r.returncode == 2 and "training plan: bad duration 'early'" in r.stderr
     exp.write_text(exp.read_text().replace('"early,final"', '"1s,2s"'))
     with sqlite3.connect(fake_run / "results.db") as c:
         before = c.execute("SELECT COUNT(*) FROM matches").fetchone()[0]

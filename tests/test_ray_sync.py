@@ -77,7 +77,8 @@ def test_member_sync_keeps_the_driver_copy_resumable(tmp_path):
     """The hook and the driver's writes without Ray: a member trained in a scratch directory in
     two calls (shipped from the driver's copy each time) leaves the driver's copy whole after
     every copy, and a local resume of that copy continues it."""
-    from training.trainer import member_dir, train_member
+    from training.layout import member_dir
+    from training.trainer import train_member
     cfg = tiny_cfg(tmp_path, every=0)
     driver = member_dir(tmp_path / "run", 0)
     seen, calls = [], []
@@ -113,7 +114,8 @@ def test_a_rotated_log_reaches_the_driver_whole(tmp_path):
     copies (``training.logfiles``), the copy still carries every game's line, and the driver's log
     rotates under the same cap."""
     from training.logfiles import archives, read_history
-    from training.trainer import member_dir, train_member
+    from training.layout import member_dir
+    from training.trainer import train_member
     cfg = tiny_cfg(tmp_path, every=1e6)
     cfg["run"]["log_max_mb"] = 0.01
     driver, scratch = member_dir(tmp_path / "run", 0), member_dir(tmp_path / "scratch", 0)

@@ -154,6 +154,58 @@ def layer_violations(root: Path = ROOT) -> list:
     return bad
 
 
+def private_uses(root: Path = ROOT) -> list:
+    """Every use in one package of another package's private name (``_NAME``): imported
+    (``from training.replay import _NAME``) or read off an imported module (``validate._INT``)."""
+    files = [p for p in source_files(root) if p.suffix == ".py"]
+    known = {module_name(p, root) for p in files}
+    bad = []
+    for path in files:
+        me = module_name(path, root)
+        mine = me.split(".")[0]
+        bound = {}                               # local name -> the other package's module it is
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                if node.module.split(".")[0] not in PACKAGES or node.module.split(".")[0] == mine:
+                    continue
+                for a in node.names:
+                    if a.name.startswith("_") and not a.name.startswith("__"):
+                        bad.append(f"{path.relative_to(root)} imports {node.module}.{a.name}")
+                    if f"{node.module}.{a.name}" in known:
+                        bound[a.asname or a.name] = f"{node.module}.{a.name}"
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name.split(".")[0] in PACKAGES and a.name.split(".")[0] != mine and a.asname:
+                        bound[a.asname] = a.name
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in bound and node.attr.startswith("_")
+                    and not node.attr.startswith("__")):
+                bad.append(f"{path.relative_to(root)} reads {bound[node.value.id]}.{node.attr}")
+    return sorted(set(bad))
+
+
+def test_no_package_uses_another_packages_private_names():
+    bad = private_uses()
+    assert not bad, "\n".join(bad)
+
+
+def test_the_private_name_checker_finds_planted_uses(tmp_path):
+    for pkg in PACKAGES:
+        (tmp_path / pkg).mkdir()
+        (tmp_path / pkg / "__init__.py").write_text("")
+    (tmp_path / "games" / "validate.py").write_text("_INT = 1\n")
+    (tmp_path / "training" / "replay.py").write_text("_NAME = 1\nfrom games import validate\n"
+                                                     "x = validate._INT\n")
+    (tmp_path / "descent" / "distributed.py").write_text("from training.replay import _NAME\n"
+                                                         "from games import validate as v\n"
+                                                         "y = v._INT\nz = v.__name__\n")
+    (tmp_path / "training" / "ok.py").write_text("from training.replay import _NAME\n")
+    assert private_uses(tmp_path) == ["descent/distributed.py imports training.replay._NAME",
+                                      "descent/distributed.py reads games.validate._INT",
+                                      "training/replay.py reads games.validate._INT"]
+
+
 def test_layers_import_nothing_from_above():
     bad = layer_violations()
     assert not bad, "\n".join(bad)

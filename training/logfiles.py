@@ -32,10 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from training.fileio import atomic_target, crash_point, write_bytes, write_text
-
-LOG_FILE = "log.jsonl"
-ARCHIVE = re.compile(r"^log\.(\d+)-(\d+)\.every(\d+)\.jsonl\.gz$")
-EVENTS = "events.out.tfevents.*"
+from training.layout import EVENTS, LOG_ARCHIVE as ARCHIVE, LOG_FILE, log_archive_name as archive_name
 MB = 2 ** 20
 
 
@@ -65,10 +62,6 @@ class Archive:
     first: int
     last: int
     every: int
-
-
-def archive_name(first: int, last: int, every: int) -> str:
-    return f"log.{first:09d}-{last:09d}.every{every}.jsonl.gz"
 
 
 def archives(mdir, clean: bool = False) -> list[Archive]:

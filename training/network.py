@@ -17,6 +17,7 @@ Writes go through ``training.fileio`` (temporary name, fsync, rename).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -62,7 +63,25 @@ WEIGHTS_META = v.Record(_COMMON_META, {**_OPTIONAL_META, "milestone": v.Str(64, 
 _FORMATS = {"descent-state-1": STATE_META, "descent-weights-1": WEIGHTS_META}
 # Every failure while reading an HDF5 file (h5py raises these for truncated files, wrong objects,
 # link loops, bad attributes)
-_H5_ERRORS = (OSError, KeyError, ValueError, TypeError, RuntimeError, AttributeError)
+H5_ERRORS = (OSError, KeyError, ValueError, TypeError, RuntimeError, AttributeError)
+
+
+@contextlib.contextmanager
+def read_h5(path, what: str = "checkpoint", missing: str | None = None):
+    """An HDF5 file open for reading: the one error path of every HDF5 read of the project
+    (checkpoints, replay files, shipped networks). A ``CheckpointError`` raised inside passes
+    unchanged; a missing file is ``"<path>: <missing or what> not found"``; any other failure
+    while reading (a truncated file, a wrong object, a link loop, a bad attribute) is one line,
+    ``"<path>: corrupt or truncated <what> (<detail>)"``."""
+    try:
+        with h5py.File(path, "r") as f:
+            yield f
+    except CheckpointError:
+        raise
+    except FileNotFoundError:
+        raise CheckpointError(f"{path}: {missing or what} not found") from None
+    except H5_ERRORS as exc:
+        raise CheckpointError(v.one_line(f"{path}: corrupt or truncated {what} ({exc})")) from None
 
 
 def _meta_of(f, path: Path, formats=tuple(_FORMATS)) -> tuple[str, dict]:
@@ -260,30 +279,18 @@ def save_state(path: Path, model, optimizer, meta: dict) -> None:
 def read_meta(path: Path) -> dict:
     """The checked metadata of a rolling state file (counters included); ``CheckpointError``."""
     path = Path(path)
-    try:
-        with h5py.File(path, "r") as f:
-            return _meta_of(f, path, ("descent-state-1",))[1]
-    except CheckpointError:
-        raise
-    except FileNotFoundError:
-        raise CheckpointError(f"{path}: checkpoint not found") from None
-    except _H5_ERRORS as exc:
-        raise CheckpointError(v.one_line(f"{path}: corrupt or truncated checkpoint ({exc})")) from None
+    with read_h5(path) as f:
+        return _meta_of(f, path, ("descent-state-1",))[1]
 
 
 def load_state(path: Path, model, optimizer) -> dict:
     """Restore what ``save_state`` wrote; returns the metadata. Raises ``CheckpointError``."""
     path = Path(path)
     meta = read_meta(path)
-    try:
-        with h5py.File(path, "r") as f:
-            _read_vars(f["weights"], model.weights, path, "weights")
-            if optimizer is not None and "optimizer" in f:
-                _read_vars(f["optimizer"], optimizer.variables, path, "optimizer state")
-    except CheckpointError:
-        raise
-    except _H5_ERRORS as exc:
-        raise CheckpointError(v.one_line(f"{path}: corrupt or truncated checkpoint ({exc})")) from None
+    with read_h5(path) as f:
+        _read_vars(f["weights"], model.weights, path, "weights")
+        if optimizer is not None and "optimizer" in f:
+            _read_vars(f["optimizer"], optimizer.variables, path, "optimizer state")
     return meta
 
 
@@ -299,17 +306,10 @@ def save_weights(path: Path, model, meta: dict) -> None:
 
 def load_weights(path: Path, model) -> dict:
     path = Path(path)
-    try:
-        with h5py.File(path, "r") as f:
-            meta = _meta_of(f, path, ("descent-weights-1",))[1]
-            _read_vars(f["weights"], model.weights, path, "weights")
-            return meta
-    except CheckpointError:
-        raise
-    except FileNotFoundError:
-        raise CheckpointError(f"{path}: checkpoint not found") from None
-    except _H5_ERRORS as exc:
-        raise CheckpointError(v.one_line(f"{path}: corrupt or truncated checkpoint ({exc})")) from None
+    with read_h5(path) as f:
+        meta = _meta_of(f, path, ("descent-weights-1",))[1]
+        _read_vars(f["weights"], model.weights, path, "weights")
+        return meta
 
 
 _NET_CACHE: dict = {}
@@ -344,18 +344,11 @@ def read_network(path, game_info=None) -> Network:
     path, key = _checkpoint_key(path)
     net = _READ_CACHE.get(key)
     if net is None:
-        try:
-            with h5py.File(path, "r") as f:
-                meta = _meta_of(f, path)[1]
-                arch, shape = _network_of_meta(meta, path)
-                order = weight_order(arch, shape)
-                arrays = _read_arrays(f["weights"], [o[2] for o in order], path, "weights")
-        except CheckpointError:
-            raise
-        except FileNotFoundError:
-            raise CheckpointError(f"{path}: network checkpoint not found") from None
-        except _H5_ERRORS as exc:
-            raise CheckpointError(v.one_line(f"{path}: corrupt or truncated checkpoint ({exc})")) from None
+        with read_h5(path, missing="network checkpoint") as f:
+            meta = _meta_of(f, path)[1]
+            arch, shape = _network_of_meta(meta, path)
+            order = weight_order(arch, shape)
+            arrays = _read_arrays(f["weights"], [o[2] for o in order], path, "weights")
         weights: dict = {}
         for (name, _, _), arr in zip(order, arrays):
             weights.setdefault(name, []).append(arr)

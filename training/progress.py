@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import time
 
+from training import layout
+
 ROUNDS = 32          # the pool calls back every ROUNDS rounds (a round: one network call)
 
 SCALARS = ("games_in_flight", "plies", "iterations", "iterations_per_s", "plies_per_s",
@@ -91,7 +93,7 @@ class ProgressReporter:
                "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
         self.last_t, self.last, self.record = now, p, rec
         from training.fileio import write_json
-        write_json(self.mdir / "status.json",
+        write_json(layout.status_file(self.mdir),
                    {**self.status(), "budget": self.budget, "done": False, "progress": rec})
         if self.writer is not None and self.tf is not None:
             with self.writer.as_default(step=int(trained)):

@@ -58,16 +58,14 @@ error: training continues from the weights.
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import h5py
 import numpy as np
 
-from training import fileio
-from training.network import CheckpointError
+from training import fileio, layout
+from training.network import CheckpointError, read_h5
 
-_NAME = re.compile(r"^g(\d{8})\.h5$")
 FORMAT = "descent-replay-2"
 
 
@@ -123,9 +121,9 @@ class ReplayBuffer:
     def files(self) -> dict[int, Path]:
         out = {}
         for p in self.dir.iterdir():
-            m = _NAME.match(p.name)
-            if m:
-                out[int(m.group(1))] = p
+            game = layout.replay_game(p.name)
+            if game is not None:
+                out[game] = p
         return out
 
     def load(self, games_done: int) -> list[int]:
@@ -169,35 +167,29 @@ class ReplayBuffer:
         return sorted(missing)
 
     def _read(self, path: Path) -> _Game:
-        from training.network import _H5_ERRORS
-        try:
-            with h5py.File(path, "r") as f:
-                y = f["y"][()]
-                if "planes" in f:
-                    fmt = f.attrs.get("format")
-                    shape = tuple(int(v) for v in f.attrs.get("planes_shape", ()))
-                    if fmt != FORMAT:
-                        raise CheckpointError(f"{path}: replay file of format {fmt!r}, this version "
-                                              f"reads {FORMAT!r} and version 1")
-                    if shape != self.shape:
-                        raise CheckpointError(f"{path}: replay file holds planes {shape}, "
-                                              f"expected {self.shape}")
-                    planes = f["planes"][()]
-                    if planes.dtype != np.uint8 or planes.ndim != 2 or \
-                            planes.shape[1] != math.ceil(int(np.prod(self.shape)) / 8):
-                        raise CheckpointError(f"{path}: packed planes of shape {planes.shape} "
-                                              f"{planes.dtype} do not fit planes {self.shape}")
-                    game = _Game(planes, True, y)
-                else:
-                    x = f["x"][()]
-                    if x.shape[1:] != self.shape:
-                        raise CheckpointError(f"{path}: replay file holds planes {x.shape[1:]}, "
-                                              f"expected {self.shape}")
-                    game = self._compact(x, y)
-        except CheckpointError:
-            raise
-        except (*_H5_ERRORS, KeyError, ValueError, TypeError) as exc:
-            raise CheckpointError(" ".join(f"{path}: corrupt or truncated replay file ({exc})".split())) from None
+        with read_h5(path, "replay file") as f:
+            y = f["y"][()]
+            if "planes" in f:
+                fmt = f.attrs.get("format")
+                shape = tuple(int(v) for v in f.attrs.get("planes_shape", ()))
+                if fmt != FORMAT:
+                    raise CheckpointError(f"{path}: replay file of format {fmt!r}, this version "
+                                          f"reads {FORMAT!r} and version 1")
+                if shape != self.shape:
+                    raise CheckpointError(f"{path}: replay file holds planes {shape}, "
+                                          f"expected {self.shape}")
+                planes = f["planes"][()]
+                if planes.dtype != np.uint8 or planes.ndim != 2 or \
+                        planes.shape[1] != math.ceil(int(np.prod(self.shape)) / 8):
+                    raise CheckpointError(f"{path}: packed planes of shape {planes.shape} "
+                                          f"{planes.dtype} do not fit planes {self.shape}")
+                game = _Game(planes, True, y)
+            else:
+                x = f["x"][()]
+                if x.shape[1:] != self.shape:
+                    raise CheckpointError(f"{path}: replay file holds planes {x.shape[1:]}, "
+                                          f"expected {self.shape}")
+                game = self._compact(x, y)
         if not isinstance(y, np.ndarray) or y.dtype.kind != "f" or not np.isfinite(y).all():
             raise CheckpointError(f"{path}: replay file does not hold finite targets y (N,)")
         if not game.packed and not np.isfinite(game.planes).all():
@@ -215,7 +207,7 @@ class ReplayBuffer:
         return _Game(np.ascontiguousarray(x, dtype=np.float32), False, y)
 
     def add(self, game_id: int, x: np.ndarray, y: np.ndarray, ply: np.ndarray, attrs: dict) -> None:
-        path = self.dir / f"g{game_id:08d}.h5"
+        path = layout.replay_file(self.dir, game_id)
         game = self._compact(x, y)
         with fileio.atomic_target(path) as tmp, h5py.File(tmp, "w") as f:
             f.attrs["format"] = FORMAT
@@ -252,7 +244,7 @@ class ReplayBuffer:
         between the two writes leave a window one game short (the counter still said N, the file
         of game N+1 was discarded on resume, and that of game N+1-window was already gone)."""
         for old in self._stale:
-            (self.dir / f"g{old:08d}.h5").unlink(missing_ok=True)
+            layout.replay_file(self.dir, old).unlink(missing_ok=True)
         self._stale.clear()
 
     @property

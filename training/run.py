@@ -1,16 +1,8 @@
 """A training run: a population of members trained independently, resumable, one run per directory.
 
-Layout of a run directory (``checkpoints/<game>`` by default)::
-
-    run.json                      game, config, seed: what this run is (checked on every rerun);
-                                  config_sha256, and code (version, git commit) that started it
-    .lock                         held (flock) while a process trains this run
-    member_NN/latest.h5           rolling state: weights, optimizer, counters, RNG (resume point)
-    member_NN/milestone_<D>.weights.h5 + .json    named checkpoints (e.g. 20d and 70d)
-    member_NN/replay/g<GAME>.h5   replay buffer, one file per game (see training.replay)
-    member_NN/log.jsonl           one line per game; member_NN/tensorboard/: TensorBoard scalars
-    member_NN/log.<a>-<b>.every<k>.jsonl.gz    log.jsonl's archives (training.logfiles: both logs
-                                  stay under the [run] key log_max_mb)
+The layout of a run directory (``checkpoints/<game>`` by default) is ``training.layout``'s.
+``run.json`` holds the game, config and seed (what this run is, checked on every rerun), the
+config's sha256 and the code (version, git commit) that started it.
 
 Every file is written under a temporary name (``.<name>.tmp<PID>``) and renamed; those a kill leaves
 behind are removed when the run is resumed (under the lock). See ``training.trainer`` for how a
@@ -20,15 +12,16 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import re
 import threading
 from pathlib import Path
 
 from games import validate as v
 from games.errors import GameError
+from training import layout
 from training.fileio import FileLock
+from training.layout import member_dir
 from training.pool import spawn_pool
-from training.trainer import MemberJob, member_dir, train_member
+from training.trainer import MemberJob, train_member
 
 DATA_ENV = "DESCENT_DATA"
 
@@ -71,7 +64,7 @@ MILESTONE_RECORD = v.Record({"game": v.Str(256, empty=False), "member": v.Int(0,
 def read_run_record(run_dir, error=None) -> dict:
     """The checked ``run.json`` of a run directory (``error``, default ``RunError``, if it is
     missing, not JSON or not a run record)."""
-    path = Path(run_dir) / "run.json"
+    path = layout.run_record(run_dir)
     return v.load_json(path, RUN_RECORD, error or RunError, f"run record {path}")
 
 
@@ -93,8 +86,7 @@ def milestone_undertrained(meta: dict) -> bool | None:
 
 
 def default_run_dir(game_spec: str) -> Path:
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", game_spec.replace("=", "-")).strip("_")
-    return DEFAULT_ROOT / safe
+    return DEFAULT_ROOT / layout.run_dir_name(game_spec)
 
 
 class RunLock(FileLock):
@@ -102,7 +94,7 @@ class RunLock(FileLock):
     released when the process ends (even by SIGKILL); ``RunError`` if another process holds it."""
 
     def __init__(self, run_dir: Path):
-        path = Path(run_dir) / ".lock"
+        path = layout.lock_file(run_dir)
         super().__init__(path, timeout=0, error=RunError,
                          busy=f"{path.parent}: another process is training this run "
                               f"(lock {path} is held); wait for it or stop it")
@@ -111,7 +103,7 @@ class RunLock(FileLock):
 def check_run(run_dir: Path, game: str, config: dict, seed: int) -> None:
     """Create ``run.json`` or check that the run directory belongs to this game, config and seed."""
     from training.fileio import write_json
-    path = Path(run_dir) / "run.json"
+    path = layout.run_record(run_dir)
     code = code_provenance()
     record = {"game": game, "config": config, "seed": seed, "format": "descent-run-1",
               "config_sha256": config_digest(config), "code": code}
@@ -176,7 +168,7 @@ def recorded_config(run_dir, cfg: dict, game: str, seed: int) -> str | None:
     into ``cfg`` (in place) so the run continues as it began; returns a one-line note, or None when
     nothing was changed (no run there, another game or seed, a record of other keys, or the same
     settings)."""
-    if not (Path(run_dir) / "run.json").exists():
+    if not layout.is_run(run_dir):
         return None
     try:
         rec = read_run_record(run_dir)
@@ -304,7 +296,7 @@ def _loss(loss) -> str:
 
 def _member_seconds(run_dir: Path, member: int) -> float:
     from training.network import CheckpointError, read_meta
-    path = member_dir(run_dir, member) / "latest.h5"
+    path = layout.state_file(member_dir(run_dir, member))
     if not path.exists():
         return 0.0
     try:
@@ -316,16 +308,14 @@ def _member_seconds(run_dir: Path, member: int) -> float:
 def list_checkpoints(root: Path, game: str | None = None) -> list[dict]:
     """Every milestone checkpoint under ``root`` (run directories), optionally of one game."""
     rows = []
-    root = Path(root)
-    runs = [root] if (root / "run.json").exists() else sorted(p.parent for p in root.glob("*/run.json"))
-    for run in runs:
+    for run in layout.runs_below(root):
         rec = read_run_record(run)
         if game is not None and rec.get("game") != game and rec.get("game", "").split("(")[0] != game:
             continue
         found = []
-        for mj in run.glob("member_*/milestone_*.json"):
+        for mj in layout.milestone_records(run):
             meta = read_milestone(mj)
-            weights = mj.with_suffix(".weights.h5")
+            weights = layout.weights_of_record(mj)
             found.append({"run": str(run), "game": meta.get("game"), "member": meta.get("member"),
                          "milestone": meta.get("milestone"), "games": meta.get("games"),
                          "examples": meta.get("examples"),

@@ -34,11 +34,11 @@ from pathlib import Path
 
 import numpy as np
 
-from training.logfiles import (LOG_FILE, RollingWriter, archived_through, archives, read_log,
-                               rotate_log)
+from training import layout
+from training.layout import member_dir
+from training.logfiles import RollingWriter, archived_through, archives, read_log, rotate_log
 from training.options import RuntimeOptions
 
-STATE_FILE = "latest.h5"
 SCALARS = ("loss", "games_per_hour", "examples_per_second", "value_error", "exploration_e",
            "net_spread")
 
@@ -57,10 +57,6 @@ class MemberJob:
     threads: int = 1
     max_games: int = 0                     # stop after this many games in this call (0: no limit)
     extra: dict = field(default_factory=dict)
-
-
-def member_dir(run_dir, member: int) -> Path:
-    return Path(run_dir) / f"member_{member:02d}"
 
 
 def _augment(x: np.ndarray, symmetries, rng: np.random.Generator) -> np.ndarray:
@@ -143,7 +139,7 @@ def repair_logs(mdir: Path, games_done: int, pending: dict | None, writer=None,
     every scalar of the records of ``log.jsonl`` (those of games older than the event files kept
     aside). ``log_max_mb``: then rotate ``log.jsonl`` if it is due (a kill before its rotation).
     Returns the records appended to the log."""
-    path = mdir / LOG_FILE
+    path = layout.log_file(mdir)
     records, damaged = read_log(path)
     through = archived_through(archives(mdir, clean=True))   # a kill in a rotation: see logfiles
     kept, seen = [], set()
@@ -166,7 +162,7 @@ def repair_logs(mdir: Path, games_done: int, pending: dict | None, writer=None,
     if writer is not None and kept:
         from training import import_tensorflow
         tf = import_tensorflow()
-        have = _logged_scalars(mdir / "tensorboard")
+        have = _logged_scalars(layout.tensorboard_dir(mdir))
         # games older than every per-game scalar kept: their event files rolled out (logfiles)
         floor = min((s for s, tag in have if tag in SCALARS), default=0)
         for rec in kept:
@@ -457,7 +453,7 @@ class MemberTrainer:
         self.on_saved = on_saved
         self.options = runtime_options(job)
         self.mdir = member_dir(job.run_dir, job.member)
-        self.state_path = self.mdir / STATE_FILE
+        self.state_path = layout.state_file(self.mdir)
         self.progress: _Progress | None = None
         self.learner: _Learner | None = None
         self.net_spread = self.target_spread = None     # of the last training pass (_check_spread)
@@ -511,7 +507,7 @@ class MemberTrainer:
                 raise CheckpointError(f"{self.state_path}: meta.counters.rng is not a random "
                                       f"generator state ({exc})") from None
         from training.memory import replay_bytes
-        self.replay = ReplayBuffer(self.mdir / "replay", self.cfg["training"]["replay_games"],
+        self.replay = ReplayBuffer(layout.replay_dir(self.mdir), self.cfg["training"]["replay_games"],
                                    self.info.planes_shape, replay_bytes(self.options.memory_mb))
         done = self.progress.games_counted()
         missing = self.replay.load(done)
@@ -537,7 +533,7 @@ class MemberTrainer:
         self.train_step.get_concrete_function(tf.TensorSpec((None, *shape), tf.float32),
                                               tf.TensorSpec((None,), tf.float32))
         self.inference(np.zeros((1, *shape), np.float32))
-        self.writer = RollingWriter(tf, self.mdir / "tensorboard", self.options.log_max_mb)
+        self.writer = RollingWriter(tf, layout.tensorboard_dir(self.mdir), self.options.log_max_mb)
         repair_logs(self.mdir, self.progress.games_counted(), self.pending, self.writer,
                     self.options.log_max_mb)
         self.learner = _Learner(self.process, mode)
@@ -694,7 +690,7 @@ class MemberTrainer:
         crash_point("state_saved")
         self.replay.trim_files()          # the games that left the window: only now
         milestones = self.write_milestones()
-        append_json(self.mdir / LOG_FILE, record)
+        append_json(layout.log_file(self.mdir), record)
         crash_point("log_written")
         with self.writer.as_default(step=record["game"]):
             for k, v in scalars_of(record).items():
@@ -734,7 +730,7 @@ class MemberTrainer:
                     "network": self.model.architecture.to_meta(),
                     "planes_shape": list(self.info.planes_shape),
                     "written": time.strftime("%Y-%m-%dT%H:%M:%S")}
-            save_weights(self.mdir / f"milestone_{name}.weights.h5", self.model, meta)
+            save_weights(layout.milestone_weights(self.mdir, name), self.model, meta)
             self._save_state()
         return written
 
@@ -744,7 +740,7 @@ class MemberTrainer:
         from training.fileio import write_json
         self.writer.flush()
         counters = self.progress.counters()
-        write_json(self.mdir / "status.json",
+        write_json(layout.status_file(self.mdir),
                    {**counters, "budget": self.job.budget, "done": self.progress.done(self.job.budget)})
         if self.on_saved is not None:
             self.on_saved("end")

@@ -1,0 +1,26 @@
+"""The ``descent`` command line, one module per group of commands.
+
+Every command that takes a game takes a spec: ``NAME`` or ``NAME(key=value,...)``, for example
+``reversi(size=6)``. Errors in the input (unknown game, bad parameter, malformed position or move)
+print one line and exit with status 2; nothing is written.
+
+``options``: the group, its one-line errors, the parameter types and the options several commands
+share, declared once. The commands: ``tools`` (games, perft, show, random-match, tour, algorithms,
+checkpoints, ship), ``playing`` (play, serve, engine), ``protocol`` (match, rank, evaluate,
+calibrate, report), ``training`` (train, pipeline, experiment: one training plan, ``descent.plan``).
+"""
+from __future__ import annotations
+
+from descent.cli.options import UserError, cli, click_options
+from descent.cli.playing import engine, play, serve
+from descent.cli.protocol import calibrate, evaluate, match, rank, report
+from descent.cli.tools import algorithms, checkpoints, games_cmd, perft, random_match, ship, show, tour
+from descent.cli.training import experiment, pipeline, train
+
+__all__ = ["cli", "main", "UserError", "click_options", "algorithms", "calibrate", "checkpoints", "engine",
+           "evaluate", "experiment", "games_cmd", "match", "perft", "pipeline", "play", "random_match",
+           "rank", "report", "serve", "ship", "show", "tour", "train"]
+
+
+def main() -> None:
+    cli(prog_name="descent")
