@@ -8,7 +8,9 @@ shipped networks and calibration (no ``--net``: the shipped fallback; a fresh pr
 a temporary data folder), seats alternating. With OpenSpiel both engines advance together and every
 ply is checked by ``bench_ladder.legal_map`` (legal moves, player to move, end and winner;
 ``LadderMismatch`` otherwise). ``--seeds`` independent fresh profiles per player (seeds 0..N-1) run in ``--workers``
-processes. ``--person AGENT`` (repeatable) replaces the ladder by any agent spec, an outside engine
+processes, each playing up to ``--in-flight`` profiles at once through ``descent.batched.drive``
+(the opponents' moves share one network call per round; a profile's own games follow one another).
+``--person AGENT`` (repeatable) replaces the ladder by any agent spec, an outside engine
 included (``uci:/usr/games/fairy-stockfish,Skill Level=0,nodes=1000``); a game in which it fails is
 recorded as aborted and never scored. Reported per player, pooled over the profiles: the adaptive opponent's score (win 1, draw
 1/2, loss 0) over all games and over each profile's second half, each with its 95% radius, and
@@ -27,6 +29,7 @@ import platform
 import sys
 import tempfile
 import time
+import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -34,15 +37,33 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_ladder import OPENSPIEL, LadderMismatch, _os_winner, _OSBot, legal_map  # noqa: E402
 
 GAME = "breakthrough(rows=6,cols=6)"
+IN_FLIGHT = 16           # profiles in flight per worker (one network call per round across them)
+TABLE_MB = 1024.0 / (2 * IN_FLIGHT)   # each search table's share of descent.batched's per-process cap
 
 
-def one_player(game: str, sims: int, n_games: int, seed: int, echo=print) -> list[dict]:
+def one_player(game: str, sims, n_games: int, seed: int, echo=print) -> list[dict]:
     """``n_games`` games of the ladder's MCTS at ``sims`` simulations (OpenSpiel's, or ours for a game
-    OpenSpiel lacks) against one fresh adaptive profile."""
+    OpenSpiel lacks) against one fresh adaptive profile, one game after the other (``profile_steps``
+    run alone)."""
+    from descent import batched
+    return batched.run_one(profile_steps(game, sims, n_games, seed, echo, batch=False))
+
+
+def profile_steps(game: str, sims, n_games: int, seed: int, echo=print, batch: bool = True,
+                  table_mb: float = TABLE_MB, make_agent=None):
+    """``one_player`` as a coroutine for ``descent.batched.drive``: the profile's games follow one
+    another (each starts at the budget the last one left), and the moves of the adaptive opponent
+    (and of a ``--person`` agent with a network) go through ``descent.batched.move``, so profiles
+    in flight share one network call per round. The opponent's table is capped at ``table_mb``
+    (the driver's share of the process's table memory), one by one as in a batch.
+    ``make_agent(spec, game)``: how the person's agent is built (default
+    ``descent.networks.make_agent``)."""
+    from descent import batched
     from descent.api import Opponent
     from descent.protocols.outside import EngineError
-    if isinstance(sims, str):               # --person AGENT: any agent spec, an outside engine included
+    if make_agent is None:
         from descent.networks import make_agent
+    if isinstance(sims, str):               # --person AGENT: any agent spec, an outside engine included
         os_game, person = None, make_agent(sims, game)
     elif OPENSPIEL[game]:
         import pyspiel
@@ -50,43 +71,48 @@ def one_player(game: str, sims: int, n_games: int, seed: int, echo=print) -> lis
         os_game = pyspiel.load_game(name, params)
         person = _OSBot(os_game, sims)
     else:                                   # the game's ladder is this project's MCTS
-        from descent.networks import make_agent
         os_game, person = None, make_agent(f"mcts:iterations={sims}", game)
-    tag = f"mcts{sims}" if isinstance(sims, int) else f"agent{abs(hash(sims)) % 10 ** 8}"
+    tag = f"mcts{sims}" if isinstance(sims, int) else f"agent{zlib.crc32(sims.encode()) % 10 ** 8}"
     bot = Opponent(game, level="adaptive", player=f"openspiel-{tag}-{seed}", seed=seed)
     out = []
     for g in range(n_games):
         bot.new_game()
+        if batched.steppable(bot.agent):
+            bot.agent = batched.fork(bot.agent, table_mb)
         seat = g % 2
         person.reset(seed * 100_003 + g)
         ref = os_game.new_initial_state() if os_game is not None else None
         its, rung = bot.adaptive.iterations, bot.adaptive.entry["rung"]
-        t0 = time.perf_counter()
+        clock = 0.0
         aborted = None
         while not bot.is_over():
             if ref is None:
-                if bot.state.to_move == seat:
-                    try:
-                        bot.push(person.choose(bot.state))
-                    except EngineError as exc:      # the outside engine failed: not scored
-                        aborted = str(exc)
-                        break
-                else:
-                    bot.reply()
+                who = person if bot.state.to_move == seat else bot.agent
+                try:
+                    action, dt = yield from batched.move(who, bot.state, batch)
+                except EngineError as exc:      # the outside engine failed: not scored
+                    aborted = str(exc)
+                    break
+                clock += dt
+                bot.push(action)
                 continue
             if ref.is_terminal():
                 raise LadderMismatch(f"{game} at ply {bot.state.ply}: game over in OpenSpiel only")
             mapping = legal_map(game, bot.state, ref)
             if bot.state.to_move == seat:
+                t0 = time.perf_counter()
                 os_action = person.choose_os(ref)
+                clock += time.perf_counter() - t0
                 back = [k for k, v in mapping.items() if v == os_action]
                 if len(back) != 1:
                     raise LadderMismatch(f"{game} at ply {bot.state.ply}: OpenSpiel's move {os_action} "
                                          f"has no legal twin here")
                 bot.push(back[0])
             else:
-                bot.reply()
-                os_action = mapping[bot.state.move_stack[-1]]
+                action, dt = yield from batched.move(bot.agent, bot.state, batch)
+                clock += dt
+                bot.push(action)
+                os_action = mapping[action]
             ref.apply_action(os_action)
         if aborted:
             out.append({"game": g, "person_seat": seat, "aborted": aborted})
@@ -99,11 +125,24 @@ def one_player(game: str, sims: int, n_games: int, seed: int, echo=print) -> lis
         bot.end_game(seat)
         rec = {"game": g, "person_seat": seat, "iterations": its, "rung": rung,
                "rung_label": bot.adaptive.rungs[rung]["label"], "bot_score": bot_score,
-               "plies": bot.state.ply, "seconds": round(time.perf_counter() - t0, 3)}
+               "plies": bot.state.ply, "seconds": round(clock, 3)}
         out.append(rec)
         echo(f"  {tag} game {g + 1}: {rec['rung_label']} iterations={its} score={bot_score} "
              f"[{rec['seconds']:.1f} s]", flush=True)
     return out
+
+
+def play_profiles(tasks, in_flight: int = IN_FLIGHT, echo=None, make_agent=None):
+    """The profiles ``(game, sims, n_games, seed)`` in this process, ``in_flight`` at a time
+    (``descent.batched.drive``); yield ``(sims, seed, run)`` as each profile ends."""
+    from descent import batched
+    tasks = list(tasks)
+    quiet = echo or (lambda *a, **k: None)
+    table_mb = batched.table_share(batched.DEFAULT_MEMORY_MB, 2 * max(1, min(in_flight, len(tasks))))
+    jobs = ((t, lambda t=t: profile_steps(*t, echo=quiet, table_mb=table_mb, make_agent=make_agent))
+            for t in tasks)
+    for (game, sims, n_games, seed), run in batched.drive(jobs, in_flight):
+        yield sims, seed, run
 
 
 def summary(runs: list[list[dict]]) -> dict:
@@ -123,9 +162,9 @@ def summary(runs: list[list[dict]]) -> dict:
     return res
 
 
-def _task(args):
-    game, sims, n_games, seed = args
-    return sims, seed, one_player(game, sims, n_games, seed, echo=lambda *a, **k: None)
+def _chunk(args):
+    tasks, in_flight = args
+    return list(play_profiles(tasks, in_flight))
 
 
 def main(argv=None) -> int:
@@ -135,6 +174,8 @@ def main(argv=None) -> int:
     ap.add_argument("--games", type=int, default=30, help="games per simulated player and profile (seats alternate)")
     ap.add_argument("--seeds", type=int, default=1, help="independent fresh profiles per player (seeds 0..N-1)")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--in-flight", type=int, default=IN_FLIGHT,
+                    help="profiles in flight per worker (one network call per round across them)")
     ap.add_argument("--person", action="append", default=[], metavar="AGENT",
                     help="a simulated player by agent spec instead of the ladder's MCTS, e.g. "
                          "'uci:/usr/games/fairy-stockfish,Skill Level=0,nodes=1000' (repeatable)")
@@ -146,13 +187,16 @@ def main(argv=None) -> int:
     tasks = [(args.game, sims, args.games, seed) for sims in sims_list for seed in range(args.seeds)]
     t0 = time.perf_counter()
     runs: dict = {}
-    with mp.Pool(args.workers) as pool:
-        for sims, seed, run in pool.imap_unordered(_task, tasks):
-            runs.setdefault(sims, {})[seed] = run
-            scored = [g for g in run if not g.get("aborted")]
-            print(f"  {sims if isinstance(sims, str) else f'mcts{sims}'} profile {seed}: {len(scored)} games, "
-                  f"adaptive's score {100 * sum(g['bot_score'] for g in scored) / max(1, len(scored)):.1f}%  [{time.perf_counter() - t0:.0f} s]",
-                  flush=True)
+    k = max(1, args.in_flight)
+    chunks = [(tasks[i:i + k], k) for i in range(0, len(tasks), k)]
+    with mp.get_context("spawn").Pool(min(args.workers, len(chunks))) as pool:
+        done = [r for chunk in pool.imap_unordered(_chunk, chunks) for r in chunk]
+    for sims, seed, run in done:
+        runs.setdefault(sims, {})[seed] = run
+        scored = [g for g in run if not g.get("aborted")]
+        print(f"  {sims if isinstance(sims, str) else f'mcts{sims}'} profile {seed}: {len(scored)} games, "
+              f"adaptive's score {100 * sum(g['bot_score'] for g in scored) / max(1, len(scored)):.1f}%  [{time.perf_counter() - t0:.0f} s]",
+              flush=True)
     out = {"game": args.game, "games_per_profile": args.games, "profiles": args.seeds, "players": {},
            "machine": platform.platform(), "python": platform.python_version(),
            "seconds": time.perf_counter() - t0}

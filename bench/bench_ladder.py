@@ -152,10 +152,12 @@ class _OSBot:
 
 
 class _Worker:
-    """The per-process cache of agents and OpenSpiel games."""
+    """The per-process cache of agents and OpenSpiel games. ``make_agent(spec, game)``: how agents
+    are built (default ``descent.networks.make_agent``; tests pass one with a test network)."""
 
-    def __init__(self):
+    def __init__(self, make_agent=None):
         self.agents, self.os_games = {}, {}
+        self.make_agent = make_agent
 
     def os_game(self, spec):
         if spec not in self.os_games:
@@ -164,18 +166,42 @@ class _Worker:
             self.os_games[spec] = pyspiel.load_game(name, params)
         return self.os_games[spec]
 
+    def build(self, agent: str, spec: str):
+        if self.make_agent is None:
+            from descent.networks import make_agent
+            self.make_agent = make_agent
+        return self.make_agent(agent, spec)
+
     def player(self, spec: str, player: dict):
         key = (spec, player["label"])
         if key not in self.agents:
             if player["kind"] == "rung" and "agent" not in player:
                 self.agents[key] = _OSBot(self.os_game(spec), player["sims"])
             else:
-                from descent.networks import make_agent
-                self.agents[key] = make_agent(player["agent"], spec)
+                self.agents[key] = self.build(player["agent"], spec)
         return self.agents[key]
+
+    def fresh(self, spec: str, player: dict, table_mb: float):
+        """A player for one game among others in flight: OpenSpiel's bot and agents without a
+        network built anew (cheap), a best-first agent with a network forked from the cached one
+        (its network shared, its own search, its table capped at ``table_mb``)."""
+        from descent import batched
+        proto = self.player(spec, player)
+        if isinstance(proto, _OSBot):
+            return _OSBot(proto.os_game, proto.sims)
+        if batched.steppable(proto):
+            return batched.fork(proto, table_mb)
+        return self.build(player["agent"], spec)
 
 
 _WORKER = None
+
+
+def _worker() -> _Worker:
+    global _WORKER
+    if _WORKER is None:
+        _WORKER = _Worker()
+    return _WORKER
 
 
 def play_game(spec: str, a: dict, b: dict, a_seat: int, seed: int, opening_plies: int = 0,
@@ -183,19 +209,31 @@ def play_game(spec: str, a: dict, b: dict, a_seat: int, seed: int, opening_plies
     """One game of player ``a`` (seat ``a_seat``) against ``b``; the score is ``a``'s (1, 1/2, 0).
     With an OpenSpiel player both engines advance together and are checked at every ply. The first
     ``opening_plies`` plies are uniformly random moves drawn from ``opening_seed`` (give both seats
-    of a pairing the same seed: deterministic players would otherwise replay one game per seat)."""
-    global _WORKER
+    of a pairing the same seed: deterministic players would otherwise replay one game per seat).
+    ``game_steps`` run alone (each move chosen at once)."""
+    from descent import batched
+    w = _worker()
+    rec, _ = batched.run_one(game_steps(spec, w, w.player(spec, a), w.player(spec, b), a_seat, seed,
+                                        opening_plies, opening_seed, batch=False))
+    return rec
+
+
+def game_steps(spec: str, worker: _Worker, pa, pb, a_seat: int, seed: int, opening_plies: int = 0,
+               opening_seed: int = 0, batch: bool = True):
+    """``play_game`` as a coroutine for ``descent.batched.drive`` (our agents' moves through
+    ``descent.batched.move``: a best-first agent with a network is stepped by the driver, one network
+    call per round across the games in flight). Returns the record and the time of the two players'
+    moves (with games in flight, each move's own clock: its steps and its share of the calls)."""
     import games
-    if _WORKER is None:
-        _WORKER = _Worker()
-    pa, pb = _WORKER.player(spec, a), _WORKER.player(spec, b)
+    from descent import batched
     for i, p in enumerate((pa, pb)):
         p.reset(seed * 2 + i)
     uses_os = isinstance(pa, _OSBot) or isinstance(pb, _OSBot)
     ours = games.new_state(spec)
-    ref = _WORKER.os_game(spec).new_initial_state() if uses_os else None
+    ref = worker.os_game(spec).new_initial_state() if uses_os else None
     by_seat = {a_seat: pa, 1 - a_seat: pb}
     rng, opening = random.Random(opening_seed), []
+    clock = 0.0
     for _ in range(opening_plies):
         if ours.is_game_over():
             break
@@ -212,24 +250,27 @@ def play_game(spec: str, a: dict, b: dict, a_seat: int, seed: int, opening_plies
         if over:
             break
         p = by_seat[ours.to_move]
-        if ref is None:
-            ours.push(p.choose(ours))
-            continue
-        mapping = legal_map(spec, ours, ref)
         if isinstance(p, _OSBot):
+            t0 = time.perf_counter()
+            mapping = legal_map(spec, ours, ref)
             os_action = p.choose_os(ref)
+            clock += time.perf_counter() - t0
             back = [k for k, v in mapping.items() if v == os_action]
             if len(back) != 1:
                 raise LadderMismatch(f"{spec} at ply {ours.ply}: OpenSpiel's move {os_action} has no "
                                      f"legal twin here")
             action = back[0]
         else:
-            action = p.choose(ours)
-            if action not in mapping:
-                raise LadderMismatch(f"{spec} at ply {ours.ply}: our move {action} is not legal")
-            os_action = mapping[action]
+            action, dt = yield from batched.move(p, ours, batch)
+            clock += dt
+            if ref is not None:
+                mapping = legal_map(spec, ours, ref)
+                if action not in mapping:
+                    raise LadderMismatch(f"{spec} at ply {ours.ply}: our move {action} is not legal")
+                os_action = mapping[action]
         ours.push(action)
-        ref.apply_action(os_action)
+        if ref is not None:
+            ref.apply_action(os_action)
     winner = ours.outcome().winner
     if ref is not None and _os_winner(ref) != winner:
         raise LadderMismatch(f"{spec}: the winners differ: ours {winner}, OpenSpiel {_os_winner(ref)} "
@@ -238,15 +279,49 @@ def play_game(spec: str, a: dict, b: dict, a_seat: int, seed: int, opening_plies
     rec = {"score": score, "a_seat": a_seat, "plies": ours.ply, "winner": winner}
     if opening_plies:
         rec["opening"] = opening
-    return rec
+    return rec, clock
 
 
 def _task(args):
-    spec, a, b, index, seed, *opening = args         # opening: (plies, seed), optional
-    t0 = time.perf_counter()
-    rec = play_game(spec, a, b, index % 2, seed, *opening)
-    rec.update(index=index, seconds=round(time.perf_counter() - t0, 3))
-    return a["label"], b["label"], rec
+    """One task alone: ``(a's label, b's label, record)``."""
+    return next(play_tasks([args], 1))
+
+
+DEFAULT_IN_FLIGHT = 16
+
+
+def play_tasks(tasks, in_flight: int = DEFAULT_IN_FLIGHT, worker: _Worker | None = None,
+               memory_mb: float | None = None):
+    """Play the tasks (``schedule``'s tuples) in this process, ``in_flight`` games at a time with
+    one network call per network and round across them (``descent.batched.drive``); yield
+    ``(a's label, b's label, record)`` as each game ends. Where the players cannot share the driver
+    (``descent.batched.batchable``: an agent with a network that is not a best-first agent's), the
+    games are played one at a time."""
+    from descent import batched
+    tasks = list(tasks)
+    w = worker or _worker()
+    specs = [p["agent"] for t in tasks for p in (t[1], t[2]) if "agent" in p]
+    if not batched.batchable(specs):
+        in_flight = 1
+    in_flight = max(1, min(in_flight, len(tasks)))
+    table_mb = batched.table_share(memory_mb or batched.DEFAULT_MEMORY_MB, 2 * in_flight)
+
+    def start(task):
+        spec, a, b, index, seed, *opening = task
+        if in_flight == 1:
+            pa, pb = w.player(spec, a), w.player(spec, b)
+        else:
+            pa, pb = w.fresh(spec, a, table_mb), w.fresh(spec, b, table_mb)
+        return game_steps(spec, w, pa, pb, index % 2, seed, *opening)
+
+    for task, (rec, clock) in batched.drive(((t, lambda t=t: start(t)) for t in tasks), in_flight):
+        rec.update(index=task[3], seconds=round(clock, 3))
+        yield task[1]["label"], task[2]["label"], rec
+
+
+def _chunk(args):
+    tasks, in_flight = args
+    return list(play_tasks(tasks, in_flight))
 
 
 # ---- the schedule and the results file -------------------------------------------------------------
@@ -346,18 +421,25 @@ def schedule(entry: dict, spec: str, pairs, n_games: int, opening_plies: int = 0
     return tasks
 
 
-def run_tasks(path: str, data: dict, spec: str, tasks, workers: int) -> None:
+def run_tasks(path: str, data: dict, spec: str, tasks, workers: int,
+              in_flight: int = DEFAULT_IN_FLIGHT) -> None:
+    """Play the tasks in ``workers`` spawned processes, each playing chunks of ``in_flight`` games at
+    a time (``play_tasks``); records are saved as chunks come back (a killed run loses at most the
+    games in flight, and a rerun does not play the saved ones again)."""
     entry = data["games"][spec]
     if not tasks:
         return
-    print(f"{spec}: {len(tasks)} game(s) to play on {workers} worker(s)", flush=True)
+    print(f"{spec}: {len(tasks)} game(s) to play on {workers} worker(s), {in_flight} in flight each",
+          flush=True)
     last_save = time.monotonic()
     ctx = mp.get_context("spawn")
     done = 0
-    with ctx.Pool(workers, maxtasksperchild=None) as pool:
-        for a, b, rec in pool.imap_unordered(_task, tasks):
-            entry["matches"].setdefault(pair_key(a, b), []).append(rec)
-            done += 1
+    chunks = [(tasks[i:i + in_flight], in_flight) for i in range(0, len(tasks), in_flight)]
+    with ctx.Pool(min(workers, len(chunks)), maxtasksperchild=None) as pool:
+        for recs in pool.imap_unordered(_chunk, chunks):
+            for a, b, rec in recs:
+                entry["matches"].setdefault(pair_key(a, b), []).append(rec)
+                done += 1
             if time.monotonic() - last_save > 20 or done == len(tasks):
                 entry["matches"][pair_key(a, b)].sort(key=lambda r: r["index"])
                 save_results(path, data)
@@ -590,6 +672,8 @@ def main(argv=None) -> int:
     ap.add_argument("--games", type=int, default=20, help="games per checkpoint and rung (seats alternate)")
     ap.add_argument("--rung-games", type=int, default=20, help="games between neighbouring rungs")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--in-flight", type=int, default=DEFAULT_IN_FLIGHT,
+                    help="games in flight per worker (one network call per round across them)")
     ap.add_argument("--json", default=DEFAULT_JSON)
     ap.add_argument("--figures", default=os.path.join(HERE, "figures"))
     ap.add_argument("--report", action="store_true", help="only rate, print the tables, draw the figure")
@@ -656,7 +740,7 @@ def main(argv=None) -> int:
             "open_spiel": os_version or data.get("meta", {}).get("open_spiel"),
             "date": time.strftime("%Y-%m-%d")})
         t0 = time.time()
-        run_tasks(args.json, data, spec, tasks, args.workers)
+        run_tasks(args.json, data, spec, tasks, args.workers, max(1, args.in_flight))
         print(f"{spec}: played in {time.time() - t0:.0f} s", flush=True)
     print(report(data, args.figures))
     save_results(args.json, data)

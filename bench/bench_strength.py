@@ -159,14 +159,14 @@ def staircase(path, data, key, spec, ladder, player, n_games, max_sims, prior, w
 
 
 def run_inline(path, data, key, tasks, workers=1):
-    """``bench_ladder.run_tasks`` in this process (one game at a time, the agents and TensorFlow
-    loaded once instead of once per batch): the same task tuples, records and results file."""
+    """``bench_ladder.run_tasks`` in this process (the agents loaded once instead of once per
+    chunk; games in flight with one network call per round, ``bench_ladder.play_tasks``): the same
+    task tuples, records and results file."""
     if workers > 1:
         return L.run_tasks(path, data, key, tasks, workers)
     entry = data["games"][key]
     last = time.monotonic()
-    for n, task in enumerate(tasks, 1):
-        a, b, rec = L._task(task)
+    for n, (a, b, rec) in enumerate(L.play_tasks(tasks), 1):
         entry["matches"].setdefault(L.pair_key(a, b), []).append(rec)
         entry["matches"][L.pair_key(a, b)].sort(key=lambda r: r["index"])
         if time.monotonic() - last > 30 or n == len(tasks):

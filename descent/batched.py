@@ -11,6 +11,14 @@ ones a game played alone uses, so with iteration budgets, seeds and an evaluator
 depend on the batch, every game's moves are exactly those of the game played alone
 (tests/test_batched.py).
 
+The pieces: ``play`` is the one game coroutine (``descent.match.play_game`` runs it alone, each
+move chosen at once); ``move(agent, state)`` is a move as a generator for ``yield from`` (it yields
+the agent while its search waits for values); ``drive`` runs any such coroutines many at a time (the
+bench ladders and the adaptive check write their own games with ``move``); ``run_batched`` plays
+match tasks with it. Each network's values are kept in a compiled cache
+(``search_ext.valuecache.ValueCache``: the batch's states hashed, looked up and the misses gathered
+in one call), so a state valued in one game in flight, by either side, is not asked for again.
+
 Agents that cannot be batched (those without a network, or other algorithms) still take part: they
 choose their moves synchronously when their turn comes. ``batchable(specs)`` says whether a set of
 agents can share the driver; one with a network that is not a best-first agent's cannot (each game
@@ -33,7 +41,6 @@ too little that game's move is decided from what was searched while the other ga
 from __future__ import annotations
 
 import copy
-import hashlib
 import random
 import time
 from pathlib import Path
@@ -41,10 +48,11 @@ from pathlib import Path
 import numpy as np
 
 import games
+from search_ext.valuecache import ValueCache
 
 DEFAULT_GAMES_IN_FLIGHT = 16
 DEFAULT_MEMORY_MB = 1024.0       # search_ext.bestfirst.DEFAULT_MAX_MB: one search's default cap
-DEFAULT_CACHE_STATES = 200_000   # values kept per network (about 35 MB)
+DEFAULT_CACHE_STATES = 500_000   # values kept per network and generation (two: 32 MB)
 
 
 def _network_fn(agent):
@@ -55,6 +63,11 @@ def _network_fn(agent):
         return None
     ev = agent.search.evaluator
     return ev.fn if isinstance(ev, CallableEvaluator) else None
+
+
+def steppable(agent) -> bool:
+    """Can the driver step this agent's searches: a best-first agent with a network."""
+    return _network_fn(agent) is not None
 
 
 def batchable(specs) -> bool:
@@ -76,8 +89,20 @@ def batchable(specs) -> bool:
     return batched
 
 
+def fork(proto, table_mb: float | None = None):
+    """A new agent for one game in flight: a copy of the best-first agent ``proto`` that shares its
+    network (not loaded again) and has its own search, its table capped at ``table_mb`` megabytes
+    (when smaller than the agent's own cap)."""
+    agent = copy.copy(proto)
+    agent.opts = dict(proto.opts)
+    if table_mb is not None and (agent.opts.get("max_mb") is None or agent.opts["max_mb"] > table_mb):
+        agent.opts["max_mb"] = table_mb
+    agent.reset()                        # its own search, the prototype's network
+    return agent
+
+
 class _Seat:
-    """How to make a game's agent for one side: a copy of a prototype that shares its network
+    """How to make a game's agent for one side: a fork of a prototype that shares its network
     (batched), or a new agent from the spec (no network: cheap)."""
 
     def __init__(self, proto, spec: str, game: str, table_mb: float, make_agent):
@@ -88,22 +113,42 @@ class _Seat:
     def new(self):
         if self.fn is None:
             return self.make_agent(self.spec, self.game)
-        agent = copy.copy(self.proto)
-        agent.opts = dict(self.proto.opts)
-        if agent.opts.get("max_mb") is None or agent.opts["max_mb"] > self.table_mb:
-            agent.opts["max_mb"] = self.table_mb
-        agent.reset()                    # its own search, the prototype's network
-        return agent
+        return fork(self.proto, self.table_mb)
 
 
-def _play(game, agent_a, agent_b, index: int, seed: int, a_first=None, opening_plies: int = 0,
-          opening=None):
-    """``descent.match.play_game`` as a coroutine: it yields a batched agent whenever its search is
-    to be stepped by the driver, and returns the ``GameRecord``."""
+def move(agent, state, batch: bool = True):
+    """Choose ``agent``'s move in ``state``, as a generator for ``yield from``: with ``batch`` and a
+    best-first agent with a network, its search is begun here and the generator yields the agent
+    whenever the search waits for the driver (``drive``) to step it; any other agent (or
+    ``batch=False``) chooses at once, never yielding. Returns ``(action, seconds)``: a stepped
+    move's seconds are its search's clock (its own steps plus its share of the network calls)."""
+    if batch and steppable(agent):
+        search = agent.search
+        budget = agent._budget()
+        before = search.seconds_used
+        if search.search_begin(state, **budget):
+            yield agent
+        t0 = time.perf_counter()
+        action = search.best_action(state)
+        dt = search.seconds_used - before + time.perf_counter() - t0
+        agent._note_search(search, budget["iterations"] or None)
+        return action, dt
+    t0 = time.perf_counter()
+    action = agent.choose(state)
+    return action, time.perf_counter() - t0
+
+
+def play(game, agent_a, agent_b, index: int, seed: int, a_first=None, opening_plies: int = 0,
+         opening=None, batch: bool = True):
+    """One game of a match as a coroutine, ``descent.match.play_game``'s rules and bookkeeping (that
+    function runs it with ``batch=False``): agent A moves first when ``index`` is even (or as
+    ``a_first`` says); the first ``opening_plies`` plies are uniformly random (seeded) unless
+    ``opening`` (moves in the game's notation) is given. It yields a batched agent whenever its
+    search is to be stepped (``move``) and returns the ``GameRecord``. An outside engine that fails
+    (``EngineError``) aborts the game: the record has ``aborted`` set and no result."""
     from descent.gamerecord import GameRecord, game_seed
     from descent.protocols.outside import EngineError
-    info = games.load(game)
-    state = info.new_state()
+    state = games.load(game).new_state()
     if a_first is None:
         a_first = index % 2 == 0
     agent_a.reset(game_seed(seed, index))
@@ -121,25 +166,12 @@ def _play(game, agent_a, agent_b, index: int, seed: int, a_first=None, opening_p
     while not state.is_game_over():
         agent = seats[state.to_move]
         agent.last_move = None
-        if _network_fn(agent) is not None:
-            search = agent.search
-            budget = agent._budget()
-            before = search.seconds_used
-            if search.search_begin(state, **budget):
-                yield agent
-            t0 = time.perf_counter()
-            action = search.best_action(state)
-            dt = search.seconds_used - before + time.perf_counter() - t0
-            agent._note_search(search, budget["iterations"] or None)
-        else:
-            t0 = time.perf_counter()
-            try:
-                action = agent.choose(state)
-            except EngineError as exc:          # as in play_game (no outside engine is batched)
-                rec.aborted = str(exc)
-                rec.plies = state.ply
-                return rec
-            dt = time.perf_counter() - t0
+        try:
+            action, dt = yield from move(agent, state, batch)
+        except EngineError as exc:          # an outside engine failed: the game is aborted
+            rec.aborted = str(exc)
+            rec.plies = state.ply
+            return rec
         note = getattr(agent, "last_move", None) or {}
         short, full = int(bool(note.get("cut_short"))), int(bool(note.get("memory_full")))
         if agent is agent_a:
@@ -157,6 +189,16 @@ def _play(game, agent_a, agent_b, index: int, seed: int, a_first=None, opening_p
     return rec
 
 
+def run_one(co):
+    """Run a coroutine that never yields (``play(..., batch=False)``) and return its result."""
+    try:
+        co.send(None)
+    except StopIteration as stop:
+        return stop.value
+    co.close()
+    raise RuntimeError("run_one: the coroutine waited for a driver (use drive)")
+
+
 def _network_key(agent):
     """Which network an agent's values come from: its checkpoint (``net=PATH`` loaded by
     ``descent.networks``: agents of one file share values), else its evaluator's function."""
@@ -167,64 +209,47 @@ def _network_key(agent):
 
 
 class _Slot:
-    __slots__ = ("task", "co", "agent", "search", "off", "n", "group")
+    __slots__ = ("key", "co", "search", "off", "n", "group")
 
-    def __init__(self, task, co):
-        self.task, self.co, self.agent, self.search, self.off, self.n, self.group = task, co, None, None, 0, 0, None
+    def __init__(self, key, co):
+        self.key, self.co, self.search, self.off, self.n, self.group = key, co, None, 0, 0, None
 
 
-def run_batched(tasks, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT,
-                memory_mb: float = DEFAULT_MEMORY_MB, stats: dict | None = None, make_agent=None,
-                cache_states: int = DEFAULT_CACHE_STATES):
-    """Play the tasks (``descent.match.play_task``'s plain data: game, agent_a, agent_b, index, seed,
-    a_first, opening_plies or opening), ``games_in_flight`` at a time, one network call per network
-    and round; yield ``(task, record)`` in completion order. ``stats`` (a dict), if given, receives
-    ``rounds``, ``calls``, ``states`` (network calls and the states they valued) and ``cached``
-    (states whose value came from the cache). ``make_agent(spec, game)``: how agents are built
-    (default ``descent.networks.make_agent``). ``cache_states``: the most values kept per network
-    (0: no cache)."""
-    if make_agent is None:
-        from descent.networks import make_agent
-    tasks = list(tasks)
+def drive(jobs, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT, stats: dict | None = None,
+          cache_states: int = DEFAULT_CACHE_STATES):
+    """Run coroutines ``games_in_flight`` at a time, one network call per network and round across
+    them; yield ``(key, result)`` as each ends, in completion order. ``jobs``: an iterable of
+    ``(key, start)``, ``start()`` making the coroutine when its turn comes (a game written with
+    ``yield from move(agent, state)``: it yields a batched agent whose search is to be stepped).
+    ``stats`` (a dict), if given, receives ``rounds``, ``calls``, ``states`` (network calls and the
+    states they valued) and ``cached`` (states whose value came from the cache). ``cache_states``:
+    the most values kept per network (0: no cache)."""
     if games_in_flight < 1:
         raise ValueError(f"games_in_flight must be >= 1, got {games_in_flight}")
-    in_flight = max(1, min(games_in_flight, len(tasks)))
-    table_mb = max(1e-3, memory_mb / (2 * in_flight))
-    seats: dict = {}
-
-    def seat(spec, game, side):
-        key = (spec, game, side)
-        if key not in seats:
-            seats[key] = _Seat(make_agent(spec, game), spec, game, table_mb, make_agent)
-        return seats[key]
-
+    jobs = iter(jobs)
     groups: dict = {}           # (network, game) -> _Group
-    caches: dict = {}           # network -> {state digest: value}
+    caches: dict = {}           # network -> its value cache
 
     def group(agent):
         net = _network_key(agent)
         key = (net, agent.game.spec)
         g = groups.get(key)
         if g is None:
-            g = groups[key] = _Group(agent.search.evaluator.fn, agent.game, in_flight,
-                                     caches.setdefault(net, {}))
+            if net not in caches:
+                caches[net] = ValueCache(cache_states) if cache_states > 0 else None
+            g = groups[key] = _Group(agent.search.evaluator.fn, agent.game, games_in_flight, caches[net])
         return g
 
-    queue = list(reversed(tasks))
     live: list[_Slot] = []
-
-    def start():
-        task = queue.pop()
-        a = seat(task["agent_a"], task["game"], "a").new()
-        b = seat(task["agent_b"], task["game"], "b").new()
-        co = _play(task["game"], a, b, task["index"], task["seed"], task.get("a_first"),
-                   task.get("opening_plies", 0), task.get("opening"))
-        return _Slot(task, co)
-
+    pending = True
     rounds = calls = states = cached = 0
-    while queue or live:
-        while queue and len(live) < in_flight:
-            live.append(start())
+    while pending or live:
+        while pending and len(live) < games_in_flight:
+            job = next(jobs, None)
+            if job is None:
+                pending = False
+                break
+            live.append(_Slot(job[0], job[1]()))
         for g in groups.values():
             g.n = 0
             g.slots.clear()
@@ -232,15 +257,15 @@ def run_batched(tasks, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT,
             while True:
                 if slot.search is None:
                     try:
-                        slot.agent = slot.co.send(None)
+                        agent = slot.co.send(None)
                     except StopIteration as stop:
                         slot.co = None
-                        yield slot.task, stop.value
+                        yield slot.key, stop.value
                         break
-                    slot.search = slot.agent.search
-                    slot.group = group(slot.agent)
+                    slot.search = agent.search
+                    slot.group = group(agent)
                 g = slot.group
-                n = slot.search.search_step(g.buf, g.n)
+                n = slot.search._step(g.buf, g.n)
                 if n > 0:
                     slot.off, slot.n = g.n, n
                     g.n += n
@@ -251,65 +276,93 @@ def run_batched(tasks, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT,
         for g in groups.values():
             if g.n == 0:
                 continue
-            values, asked, dt = g.evaluate(cache_states)
+            values, asked, dt = g.evaluate()
             if asked:
                 calls += 1
                 states += asked
             cached += g.n - asked
             for slot in g.slots:
-                slot.search.search_supply(values, slot.off)
+                slot.search._supply(values, slot.off)
                 slot.search.search_charge(dt * slot.n / g.n)
         rounds += 1
-    if stats is not None:
-        stats.update(rounds=rounds, calls=calls, states=states, cached=cached)
+        if stats is not None:
+            stats.update(rounds=rounds, calls=calls, states=states, cached=cached)
+
+
+def run_batched(tasks, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT,
+                memory_mb: float = DEFAULT_MEMORY_MB, stats: dict | None = None, make_agent=None,
+                cache_states: int = DEFAULT_CACHE_STATES):
+    """Play the tasks (``descent.match.play_task``'s plain data: game, agent_a, agent_b, index, seed,
+    a_first, opening_plies or opening), ``games_in_flight`` at a time, one network call per network
+    and round; yield ``(task, record)`` in completion order. ``stats`` and ``cache_states``: as for
+    ``drive``. ``make_agent(spec, game)``: how agents are built (default
+    ``descent.networks.make_agent``)."""
+    if make_agent is None:
+        from descent.networks import make_agent
+    tasks = list(tasks)
+    if games_in_flight < 1:
+        raise ValueError(f"games_in_flight must be >= 1, got {games_in_flight}")
+    in_flight = max(1, min(games_in_flight, len(tasks)))
+    table_mb = table_share(memory_mb, 2 * in_flight)
+    seats: dict = {}
+
+    def seat(spec, game, side):
+        key = (spec, game, side)
+        if key not in seats:
+            seats[key] = _Seat(make_agent(spec, game), spec, game, table_mb, make_agent)
+        return seats[key]
+
+    def start(task):
+        a = seat(task["agent_a"], task["game"], "a").new()
+        b = seat(task["agent_b"], task["game"], "b").new()
+        return play(task["game"], a, b, task["index"], task["seed"], task.get("a_first"),
+                    task.get("opening_plies", 0), task.get("opening"))
+
+    yield from drive(((t, lambda t=t: start(t)) for t in tasks), in_flight, stats, cache_states)
+
+
+def table_share(memory_mb: float, tables: int) -> float:
+    """Each table's cap when ``tables`` tables share ``memory_mb`` megabytes."""
+    return max(1e-3, memory_mb / max(1, tables))
 
 
 class _Group:
     """The searches of one round that wait for one network's values (of one game's states): their
-    children's planes in one buffer, valued by one call, less those the network's cache holds."""
+    children's planes in one buffer, valued by one call, less those the network's cache holds
+    (``search_ext.valuecache.ValueCache``: hashing, lookups and the gathering of the states to ask
+    for run compiled, over the whole batch)."""
 
-    def __init__(self, fn, info, in_flight: int, cache: dict):
+    def __init__(self, fn, info, in_flight: int, cache):
         h, w, c = info.planes_shape
         self.fn, self.cache = fn, cache
-        self.buf = np.zeros((in_flight * info.branching, h, w, c), np.float32)
+        rows = in_flight * info.branching
+        self.buf = np.zeros((rows, h, w, c), np.float32)
+        self.flat = self.buf.reshape(rows, h * w * c)
+        self.ask = np.zeros_like(self.buf) if cache is not None else None
+        self.values = np.zeros(rows, np.float32)
         self.n = 0
         self.slots: list = []
 
-    def evaluate(self, cache_states: int):
+    def evaluate(self):
         """The values of ``buf[:n]`` (each state's mover's view), the number of states the network
         was asked for, and the call's time."""
         n = self.n
-        rows = self.buf[:n]
-        values = np.empty(n, np.float32)
-        if cache_states <= 0:
-            todo = None
-            ask = rows
+        if self.cache is None:
+            ask, k = self.buf[:n], n
         else:
-            cache = self.cache
-            todo = {}
-            for i in range(n):
-                k = hashlib.blake2b(rows[i], digest_size=16).digest()
-                v = cache.get(k)
-                if v is None:
-                    todo.setdefault(k, []).append(i)
-                else:
-                    values[i] = v
-            if not todo:
-                return values, 0, 0.0
-            ask = rows[[p[0] for p in todo.values()]] if len(todo) < n else rows
+            k = self.cache.lookup(self.flat[:n], self.values, self.ask.reshape(len(self.ask), -1))
+            if k == 0:
+                return self.values[:n], 0, 0.0
+            ask = self.ask[:k]
         t0 = time.perf_counter()
         out = np.ascontiguousarray(np.asarray(self.fn(ask), dtype=np.float32).reshape(-1))
         dt = time.perf_counter() - t0
-        if out.shape != (len(ask),):
-            raise ValueError(f"the network returned {out.shape[0]} values for {len(ask)} states")
-        if todo is None:
+        if out.shape != (k,):
+            raise ValueError(f"the network returned {out.shape[0]} values for {k} states")
+        if self.cache is None:
             return out, n, dt
-        if len(self.cache) + len(todo) > cache_states:
-            self.cache.clear()                # bounded: start afresh
-        for (k, pos), v in zip(todo.items(), out.tolist()):
-            self.cache[k] = v
-            values[pos] = v
-        return values, len(ask), dt
+        self.cache.store(out, self.values)
+        return self.values[:n], k, dt
 
 
 def _play_chunk(args):

@@ -12,14 +12,12 @@ game's seed is derived from the match seed and i, so results do not depend on th
 """
 from __future__ import annotations
 
-import time
-
 import games
+from descent import batched          # games with networks: many in flight, batched evaluation
 from descent.gamerecord import GameRecord, game_seed  # noqa: F401  (re-exported: descent.match.GameRecord)
 from descent.networks import make_agent
 from training.pool import spawn_pool
 from search_ext.agents import parse_agent
-from descent.protocols.outside import EngineError
 
 
 def make_opening(game: str, plies: int, key: str) -> list[str]:
@@ -46,50 +44,11 @@ def play_game(game, agent_a, agent_b, index: int, seed: int, a_first: bool | Non
     """Play one game; agent A moves first when ``index`` is even (or as ``a_first`` says). The
     first ``opening_plies`` plies are uniformly random (seeded), for diversity between games;
     ``opening`` (moves in the game's notation) is played first instead when given (the tournament
-    gives both seats of a pairing the same one)."""
-    import random
-    info = games.load(game)
-    state = info.new_state()
-    if a_first is None:
-        a_first = index % 2 == 0
-    agent_a.reset(game_seed(seed, index))
-    agent_b.reset(game_seed(seed, index) + 17)
-    seats = (agent_a, agent_b) if a_first else (agent_b, agent_a)
-    rec = GameRecord(index, a_first)
-    rng = random.Random(game_seed(seed, index) + 31)
-    for text in opening or ():
-        rec.moves.append(text)
-        state.push(state.parse_move(text))
-    while not opening and opening_plies > 0 and not state.is_game_over() and state.ply < opening_plies:
-        action = rng.choice(state.legal_actions_list())
-        rec.moves.append(state.move_to_str(action))
-        state.push(action)
-    while not state.is_game_over():
-        agent = seats[state.to_move]
-        t0 = time.perf_counter()
-        agent.last_move = None
-        try:
-            action = agent.choose(state)
-        except EngineError as exc:          # an outside engine failed: the game is aborted
-            rec.aborted = str(exc)
-            rec.plies = state.ply
-            return rec
-        dt = time.perf_counter() - t0
-        info = getattr(agent, "last_move", None) or {}
-        short, full = int(bool(info.get("cut_short"))), int(bool(info.get("memory_full")))
-        if agent is agent_a:
-            rec.seconds_a += dt
-            rec.short_a += short
-            rec.full_a += full
-        else:
-            rec.seconds_b += dt
-            rec.short_b += short
-            rec.full_b += full
-        rec.moves.append(state.move_to_str(action))
-        state.push(action)
-    o = state.outcome()
-    rec.result, rec.score, rec.plies = o.binary, o.score, state.ply
-    return rec
+    gives both seats of a pairing the same one). The game is ``descent.batched.play`` (the one
+    game coroutine, which the batched driver runs many at a time) run alone, each move chosen at
+    once."""
+    return batched.run_one(batched.play(game, agent_a, agent_b, index, seed, a_first, opening_plies,
+                                        opening, batch=False))
 
 
 _WORKER: dict = {}
@@ -133,7 +92,6 @@ def run_tasks(tasks: list[dict], workers: int = 1, ray_address: str | None = Non
         from descent.distributed import run_tasks_ray
         yield from run_tasks_ray(tasks, ray_address, play_task)
         return
-    from descent import batched          # games with networks: many in flight, batched evaluation
     if batched.batchable({t[k] for t in tasks for k in ("agent_a", "agent_b")}):
         yield from batched.run_tasks_batched(tasks, workers)
         return
@@ -157,7 +115,6 @@ def run_match(game: str, spec_a: str, spec_b: str, n_games: int, workers: int = 
         for _, rec in run_tasks(tasks, workers, ray_address):
             yield rec
         return
-    from descent import batched          # games with networks: many in flight, batched evaluation
     if batched.batchable([spec_a, spec_b]):
         tasks = [{"game": game, "agent_a": spec_a, "agent_b": spec_b, "index": i, "seed": seed,
                   "a_first": i % 2 == 0} for i in range(n_games)]

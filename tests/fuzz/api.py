@@ -46,7 +46,7 @@ SEARCHES = {
     # class: (module, constructor keyword arguments to fuzz with their good values)
     "BestFirstSearch": ("search_ext.bestfirst", {"rule": "minimax", "descent": False, "decision": "best",
                                                  "take_proven_wins": False, "proven_win_depth": -1,
-                                                 "max_nodes": 1000, "max_mb": 16, "keep_tree": False}),
+                                                 "max_nodes": 1000, "max_mb": 16}),
     "MCTS": ("search_ext.mcts", {"c": 1.0, "seed": 0, "max_nodes": 1000, "max_mb": 16}),
     "AlphaBeta": ("search_ext.alphabeta", {"tt_bits": 12}),
     "StarMinimax": ("search_ext.predictive", {"ps": 0.5, "star_all": False}),
