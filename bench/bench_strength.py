@@ -18,8 +18,16 @@ Three phases per game, each resumable (games already recorded in ``--json`` are 
 2. **h2h**: the named levels by rating, each against the next stronger one, ``--h2h-games`` games.
 3. **check**: ``--check-points`` ratings evenly spread over the table's range; for each,
    ``descent.strength.level_for_elo`` picks a setting, and a separate run of it (new label, new
-   seeds, same staircase) is fitted with the ladder's games only: its measured rating against the
-   table's.
+   seeds) is fitted on the same rung scale: its measured rating against the table's. The separate
+   run plays **the same rungs, the same number of games each, as the rating run** of that setting
+   (``mirror_schedule``). A staircase of its own (the first check's design) walks to other rungs, so
+   the difference then also holds the error of the rung scale between those rungs and the setting's
+   departure from Bradley-Terry against rungs of other strengths (a Gaussian-noise player is not
+   one Elo against MCTS rungs of every size): against breakthrough's medium level, 0.32 against
+   mcts100 in the rating run and 0.47 against mcts30 in the check gave ratings 227 Elo apart. With
+   the same rungs, what is left is the games' own sampling noise. The first (staircase) check's
+   games stay under ``<game> check``; this one's are under ``<game> check same-rungs``, labelled
+   ``recheck-<setting>`` (other seeds than the first check's).
 
     python bench/bench_strength.py --game 'reversi(size=6)' --phase rate,h2h,check
     python bench/bench_strength.py --report          # tables only, no games
@@ -347,7 +355,51 @@ def check_picks(t, spec, n):
     return out
 
 
+CHECK_KEY = "{spec} check same-rungs"
+CHECK_PREFIX = "recheck-"
+
+
+def mirror_schedule(rate_entry: dict, setting_label: str) -> dict:
+    """{rung label: games} of a setting's rating run: what its check run replays."""
+    out = {}
+    for k, recs in rate_entry["matches"].items():
+        a, b = k.split("|")
+        if a == setting_label and recs:
+            out[b] = len(recs)
+    return dict(sorted(out.items()))
+
+
 def phase_check(args, data, spec, ladder):
+    t = S.load_table(shipped_dir(spec)[0] / S.TABLE_FILE, spec)
+    key = CHECK_KEY.format(spec=spec)
+    entry = _entry(data, key)
+    rate_entry = data["games"][spec]
+    net = _rel(shipped_dir(spec)[0] / S.NET_TOKEN)
+    old = data["games"].get(f"{spec} check", {}).get("players", {})
+    by_label = {x["label"]: x for x in t["settings"]}
+    if old:                         # the settings the first check picked (from the same table): kept
+        picks = {lab[len("check-"):]: p["target"] for lab, p in old.items() if lab[len("check-"):] in by_label}
+    else:
+        picks = {label[len("check-"):]: target for label, (target, _) in check_picks(t, spec, args.check_points).items()}
+    rungs = {p["label"]: p for p in rate_entry["players"].values() if p["kind"] == "rung"}
+    rungs.update({l: p for l, p in ladder["players"].items() if p["kind"] == "rung"})
+    for setting, target in picks.items():
+        p = {"label": CHECK_PREFIX + setting, "kind": "net",
+             "agent": by_label[setting]["spec"].replace(f"net={S.NET_TOKEN}", f"net={net}"),
+             "target": round(target, 1)}
+        entry["players"][p["label"]] = p
+        for rung, n in mirror_schedule(rate_entry, setting).items():
+            if rung not in rungs:
+                continue
+            entry["players"].setdefault(rung, rungs[rung])
+            tasks = L.schedule(entry, spec, [(p, rungs[rung])], n)
+            if tasks:
+                print(f"{key}: {p['label']} plays {rung} ({n} games, as in its rating run)", flush=True)
+                run_inline(args.json, data, key, tasks, args.workers)
+
+
+def phase_check_staircase(args, data, spec, ladder):
+    """The first check's design (kept to replay its games): a staircase of its own."""
     t = S.load_table(shipped_dir(spec)[0] / S.TABLE_FILE, spec)
     key = f"{spec} check"
     entry = _entry(data, key)
@@ -368,8 +420,10 @@ def phase_check(args, data, spec, ladder):
                   extra=(low,))
 
 
-def check_rows(data, spec, ladder, boot, t, n_points):
-    entry = data["games"].get(f"{spec} check")
+def check_rows(data, spec, ladder, boot, t, n_points, key=None, prefix=CHECK_PREFIX):
+    """The check run's rows (``key``: the same-rungs check; ``f"{spec} check"`` with prefix
+    ``check-``: the first, staircase one)."""
+    entry = data["games"].get(key or CHECK_KEY.format(spec=spec))
     if not entry:
         return []
     rate_entry = data["games"][spec]
@@ -381,10 +435,12 @@ def check_rows(data, spec, ladder, boot, t, n_points):
     rows = []
     by_label = {s["label"]: s for s in t["settings"]}
     for label, p in entry["players"].items():
-        target, setting = p["target"], by_label.get(label[6:])
+        if not label.startswith(prefix):
+            continue
+        target, setting = p["target"], by_label.get(label[len(prefix):])
         if label in elo and setting is not None:
             e = elo[label]
-            rows.append({"target": round(target, 1), "setting": label[6:], "set": setting["elo"],
+            rows.append({"target": round(target, 1), "setting": label[len(prefix):], "set": setting["elo"],
                          "measured": e["elo"],
                          "low": e["lo"], "high": e["hi"], "games": sum(len(v) for k, v in entry["matches"].items()
                                                                      if k.startswith(label + "|")),
@@ -416,12 +472,21 @@ def report(args, data):
         if t is None:
             continue
         h2h, chk = h2h_rows(data, spec), check_rows(data, spec, ladder, args.boot, t, args.check_points)
+        stair = check_rows(data, spec, ladder, args.boot, t, args.check_points, key=f"{spec} check",
+                           prefix="check-")
         if h2h:
             t["head_to_head"] = h2h
+
+        def summary(rows):
+            errs = [abs(r["error"]) for r in rows]
+            return {"rows": rows, "mean_abs_error": round(sum(errs) / len(errs), 1),
+                    "span": round(rows[-1]["set"] - rows[0]["set"], 1)}
         if chk:
-            errs = [abs(r["error"]) for r in chk]
-            t["check"] = {"rows": chk, "mean_abs_error": round(sum(errs) / len(errs), 1),
-                          "span": round(chk[-1]["set"] - chk[0]["set"], 1)}
+            t["check"] = dict(summary(chk), design="the same rungs and games per rung as the rating run")
+            if stair:
+                t["check"]["staircase"] = dict(summary(stair), design="a staircase of its own (first check)")
+        elif stair:
+            t["check"] = dict(summary(stair), design="a staircase of its own")
         fileio.write_json(path, t)
         S.load_table(path, spec)
         fill_card(spec, t)
@@ -445,14 +510,19 @@ def report(args, data):
                 out.append(f"| {r['target']:+.0f} | {r['setting']} | {r['set']:+.0f} | {r['measured']:+.0f} "
                            f"[{r['low']:+.0f}, {r['high']:+.0f}] | {r['error']:+.0f} | {r['games']} |")
             out.append(f"\nMean |error| {t['check']['mean_abs_error']:.0f} Elo over a span of "
-                       f"{t['check']['span']:.0f}.")
+                       f"{t['check']['span']:.0f} ({t['check']['design']}).")
+            if "staircase" in t["check"]:
+                st = t["check"]["staircase"]
+                out.append(f"The first check ({st['design']}): mean |error| {st['mean_abs_error']:.0f} Elo "
+                           f"over a span of {st['span']:.0f}.")
     return "\n".join(out)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--game", action="append", default=[], choices=sorted(L.OPENSPIEL))
-    ap.add_argument("--phase", default="rate,h2h,check")
+    ap.add_argument("--phase", default="rate,h2h,check",
+                    help="rate, h2h, check (same rungs as the rating run), check-staircase (the first check)")
     ap.add_argument("--games", type=int, default=80, help="games per setting (batches of 10)")
     ap.add_argument("--rung-games", type=int, default=40, help="games between the low rungs and their neighbours")
     ap.add_argument("--h2h-games", type=int, default=40)
@@ -470,7 +540,7 @@ def main(argv=None) -> int:
     data = L.load_results(args.json)
     if not args.report:
         phases = set(args.phase.split(","))
-        for phase in ("rate", "h2h", "check"):
+        for phase in ("rate", "h2h", "check", "check-staircase"):
             if phase not in phases:
                 continue
             for spec in args.game:
@@ -480,8 +550,10 @@ def main(argv=None) -> int:
                     write_table(args, data, spec, ladder)
                 elif phase == "h2h":
                     phase_h2h(args, data, spec)
-                else:
+                elif phase == "check":
                     phase_check(args, data, spec, ladder)
+                else:
+                    phase_check_staircase(args, data, spec, ladder)
                 L.save_results(args.json, data)
     print(report(args, data))
     L.save_results(args.json, data)

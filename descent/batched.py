@@ -25,6 +25,14 @@ agents can share the driver; one with a network that is not a best-first agent's
 in flight needs its own agent, and building one loads its network again), and the callers then play
 the games one by one as before.
 
+Outside engines (``uci:``/``gtp:`` specs) take part too, one engine process per game in flight: a
+game takes a free engine of its spec from a pool (starting one when none is free) and gives it back
+when it ends, and ``reset`` starts each game afresh (``ucinewgame``/``clear_board``), as one engine
+playing the games one after another does. An engine thinks while the driver waits (its move is
+asked synchronously); the other side's searches are batched as usual. ``run_batched``'s
+``engines``, a dict kept by the caller, keeps the pool across calls (the caller closes it with
+``close_engines``); by default the pool is closed when the call ends.
+
 Time. A time budget (``time=S``) keeps a per-game clock: a move's time is the time of its own
 search steps plus its share of each network call it took part in (the call's time divided by the
 states it valued, times the move's states). Games in flight share one process, so a move's time is
@@ -72,15 +80,15 @@ def steppable(agent) -> bool:
 
 def batchable(specs) -> bool:
     """Can games between these agents (specs) be played by the driver: is any of them a best-first
-    agent with a network, and every other one either such an agent or one without a network (and
-    not an outside engine: each game in flight would start its own)?"""
+    agent with a network, and every other one either such an agent, one without a network, or an
+    outside engine (one process per game in flight)?"""
     from search_ext.agents import parse_agent
     from search_ext.engine_spec import ENGINE_KINDS
     batched = False
     for spec in specs:
         name, opts = parse_agent(spec)
-        if name in ENGINE_KINDS:
-            return False
+        if name in ENGINE_KINDS:         # one engine per game in flight (a pool of processes)
+            continue
         if not opts.get("net"):
             continue
         if name not in ("minimax", "minibal_n", "minibal_plus", "descent"):
@@ -103,17 +111,43 @@ def fork(proto, table_mb: float | None = None):
 
 class _Seat:
     """How to make a game's agent for one side: a fork of a prototype that shares its network
-    (batched), or a new agent from the spec (no network: cheap)."""
+    (batched), a free engine of the pool (an outside engine), or a new agent from the spec (no
+    network: cheap)."""
 
-    def __init__(self, proto, spec: str, game: str, table_mb: float, make_agent):
+    def __init__(self, proto, spec: str, game: str, table_mb: float, make_agent, free=None):
         self.proto, self.spec, self.game, self.table_mb = proto, spec, game, table_mb
         self.make_agent = make_agent
         self.fn = _network_fn(proto)
+        self.free = free                 # outside engines: the pool's free agents of this spec
 
     def new(self):
+        if self.free is not None:
+            return self.free.pop() if self.free else self.make_agent(self.spec, self.game)
         if self.fn is None:
             return self.make_agent(self.spec, self.game)
         return fork(self.proto, self.table_mb)
+
+    def release(self, agent) -> None:
+        """A game is over: an engine goes back to the pool (its next game resets it)."""
+        if self.free is not None:
+            self.free.append(agent)
+
+
+def close_engines(engines: dict) -> None:
+    """Close the engines of a pool (``run_batched``'s ``engines``) and empty it."""
+    for free in engines.values():
+        while free:
+            free.pop().close()
+    engines.clear()
+
+
+def _released(co, players):
+    """The game coroutine ``co``; when it ends (or is closed), its players go back to their seats."""
+    try:
+        return (yield from co)
+    finally:
+        for seat, agent in players:
+            seat.release(agent)
 
 
 def move(agent, state, batch: bool = True):
@@ -291,14 +325,27 @@ def drive(jobs, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT, stats: dict | No
 
 def run_batched(tasks, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT,
                 memory_mb: float = DEFAULT_MEMORY_MB, stats: dict | None = None, make_agent=None,
-                cache_states: int = DEFAULT_CACHE_STATES):
+                cache_states: int = DEFAULT_CACHE_STATES, engines: dict | None = None):
     """Play the tasks (``descent.match.play_task``'s plain data: game, agent_a, agent_b, index, seed,
     a_first, opening_plies or opening), ``games_in_flight`` at a time, one network call per network
     and round; yield ``(task, record)`` in completion order. ``stats`` and ``cache_states``: as for
     ``drive``. ``make_agent(spec, game)``: how agents are built (default
-    ``descent.networks.make_agent``)."""
+    ``descent.networks.make_agent``). ``engines``: the pool of outside engines,
+    ``{(spec, game): [free agents]}``, kept for the caller's next call (default: a pool of this
+    call's own, closed when it ends)."""
     if make_agent is None:
         from descent.networks import make_agent
+    own_pool = engines is None
+    engines = {} if own_pool else engines
+    try:
+        yield from _run_batched(tasks, games_in_flight, memory_mb, stats, make_agent, cache_states, engines)
+    finally:
+        if own_pool:
+            close_engines(engines)
+
+
+def _run_batched(tasks, games_in_flight, memory_mb, stats, make_agent, cache_states, engines):
+    from search_ext.engine_spec import is_engine_spec
     tasks = list(tasks)
     if games_in_flight < 1:
         raise ValueError(f"games_in_flight must be >= 1, got {games_in_flight}")
@@ -309,14 +356,22 @@ def run_batched(tasks, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT,
     def seat(spec, game, side):
         key = (spec, game, side)
         if key not in seats:
-            seats[key] = _Seat(make_agent(spec, game), spec, game, table_mb, make_agent)
+            if is_engine_spec(spec):
+                seats[key] = _Seat(None, spec, game, table_mb, make_agent, engines.setdefault((spec, game), []))
+            else:
+                seats[key] = _Seat(make_agent(spec, game), spec, game, table_mb, make_agent)
         return seats[key]
 
     def start(task):
-        a = seat(task["agent_a"], task["game"], "a").new()
-        b = seat(task["agent_b"], task["game"], "b").new()
-        return play(task["game"], a, b, task["index"], task["seed"], task.get("a_first"),
-                    task.get("opening_plies", 0), task.get("opening"))
+        sa, sb = seat(task["agent_a"], task["game"], "a"), seat(task["agent_b"], task["game"], "b")
+        a = sa.new()
+        try:
+            b = sb.new()
+        except BaseException:
+            sa.release(a)
+            raise
+        return _released(play(task["game"], a, b, task["index"], task["seed"], task.get("a_first"),
+                              task.get("opening_plies", 0), task.get("opening")), ((sa, a), (sb, b)))
 
     yield from drive(((t, lambda t=t: start(t)) for t in tasks), in_flight, stats, cache_states)
 

@@ -3,41 +3,42 @@ opponent reaches a target (``descent calibrate``).
 
 The Minibal paper (section 5.1) observes that against a weaker opponent the mean binary gain of
 Unbounded Minibal_+ grows monotonically with its search budget until it reaches zero (and above it
-for much weaker opponents). The budget that gives a target gain is therefore the root of a noisy
-monotone curve, which we locate by **probabilistic bisection** (Horstein; Waeber, Frazier and
-Henderson, "Bisection search with noisy responses", SIAM J. Control Optim. 2013) on a grid of
-budgets spaced evenly in log-budget:
+for much weaker opponents). The budget that gives a target gain is the root of a noisy monotone
+curve. Near the root the curve is steep in the budget (against Fairy-Stockfish on breakthrough 6x6,
++0 at 4 iterations and about +20 at 5), so a design that accepts the first budget whose noisy
+interval holds the target lands anywhere on that slope. This one fits the curve to every game played
+so far and asks the fit where the root is:
 
-* ``X``, the index of the first grid budget whose gain is at or above the target, has a posterior
-  over ``0 .. G`` (``X = G``: no budget in range reaches the target, the opponent is too strong;
-  ``X = 0`` and the smallest budget already above the target: the opponent is too weak). It starts
-  uniform.
-* Each step queries the grid budget at the posterior median (the j whose question
-  "X <= j?" splits the posterior closest to evenly). There, games are played in pairs (one
-  in each seat) and a sequential test compares the mean of ``y - target`` (``y`` the game's gain or
-  score, the balanced player's view) with zero: ``|mean| > z * se`` with a variance floor of
-  ``1 - target**2`` worth two pseudo-games, so that two straight wins do not decide. A decided
-  test is a noisy answer "below" or "above" whose correctness we take to be ``p`` (0.8): the
-  posterior on the side it supports is multiplied by ``p``, the other side by ``1 - p``. Far from
-  the answer a test decides after 4-6 games; near it, it does not decide, and games concentrate
-  there. This is why a bisection rather than Robbins-Monro stochastic approximation: the outcome of
-  one game is ternary and very noisy, the curve can be flat (long runs of draws), and a bisection
-  with tests spends its games where the answer is unclear, gives a budget interval directly
-  (the nearest budgets decided below and above), and detects an unreachable target as posterior
-  mass piling up at an end of the range.
-* A test that has not decided after ``segment`` games ends the visit without an answer; when the
-  budget has ``near_games`` games in all and the target is still inside the 95% confidence interval
-  of its mean, it is the answer ("near").
-* Stops: a "near" budget; posterior mass >= ``1 - alpha`` on one crossing between two adjacent grid
-  budgets (answer: the one whose mean is closer to the target, in standard errors); mass
-  >= ``1 - alpha`` at an end of the range (refusal, saying which way); or ``max_games`` spent
-  (the best budget so far, marked not converged).
+* **The model.** With ``u = (y + 1) / 2`` in [0, 1] (``y`` the game's gain or score, the balanced
+  player's view), ``E[u] = sigmoid(slope * (ln b - root) + c)`` where ``c = logit((target + 1) / 2)``,
+  so that the gain at ``b = exp(root)`` is the target: a logistic curve in log-budget, increasing
+  (``slope > 0``). Its posterior is computed on a grid: ``root`` uniform over the range widened by a
+  factor ``e`` at each end (mass beyond an end says the target lies outside the range), ``slope``
+  log-uniform over 0.1 .. 8. The likelihood is the binomial one on ``u`` (a quasi-likelihood when
+  draws give ``u = 1/2``), divided by the dispersion estimated at the best fit (at most 1: draws make
+  results less variable than wins and losses), so that games with many draws are not under-counted.
+* **Rounds.** The design plays rounds of games, all of a round at once (batched: ``descent.batched``
+  plays them in one process with one network call per round of searches). Round r has
+  ``min(round_games, 2^(r+1))`` games in seat pairs that share a seeded random opening; pair i is
+  played at the budget nearest to the ``(i + 1/2) / m`` quantile of the root's posterior (shifted by
+  the golden ratio from round to round), so the games go where the root may be, spread as widely as
+  the posterior still is, and concentrate on the few budgets around it as it narrows.
+* **The answer** is the budget (an integer number of iterations, or seconds to 3 significant digits)
+  whose posterior mean gain is nearest the target; its interval is the 95% interval of the fitted
+  gain there. **Stops:** converged when that interval's half-width is at most ``precision`` and the
+  budget has ``near_games`` games of its own; refused as unreachable when the answer is an end of the
+  range and the whole interval there lies on the wrong side of the target (below at the largest
+  budget: the opponent is too strong; above at the smallest: too weak); or ``max_games`` spent (the
+  current answer, marked not converged).
+
+Every game plays from a seeded random opening of ``opening_plies`` plies, the same for both seats of
+a pair and different for every pair and budget (so no two pairs replay the same game).
 
 Persistence: every finished game is appended (and fsynced) to a per-game log,
 ``<run>/calibrations/<name>.games.jsonl``, keyed by (budget, k) where k counts the games at that
 budget; the design is a pure function of that log (games at a budget are consumed in k order), so a
-rerun after a kill replays it and continues with the next game, never repeating one. With iteration
-budgets every game is reproducible from its seed. The result is one JSON file,
+rerun after a kill replays it and continues with the missing games of its round, never repeating
+one. With iteration budgets every game is reproducible from its seed. The result is one JSON file,
 ``<run>/calibrations/<name>.json``, written to a temporary name and renamed.
 """
 from __future__ import annotations
@@ -48,15 +49,18 @@ import math
 import re
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from games.errors import GameError
-from descent.stats import Z95, mean_ci
+from descent.stats import mean_ci
 from training import fileio
 from training.fileio import crash_point
 
 SUBDIR = "calibrations"
+DESIGN = "logistic-fit"          # in the keys: logs and results of the earlier bisection are not reused
 
 
 class CalibrationError(GameError):
@@ -82,20 +86,18 @@ class Settings:
     unit: str = "iterations"
     low: float = 1
     high: float = 10000
-    ratio: float = 2 ** 0.25
     opponent_budget: str = "iterations=200"
     seed: int = 0
     opening_plies: int = 4
     max_games: int = 400
-    segment: int = 12
     near_games: int = 40
-    z: float = 2.0
-    p: float = 0.8
-    alpha: float = 0.1
+    precision: float = 0.1
+    round_games: int = 16
 
     def __post_init__(self):
         # one spelling per value, so that the CLI and the API name the same calibration the same way
         self.target = float(self.target)
+        self.precision = float(self.precision)
         for k in ("low", "high"):
             v = float(getattr(self, k))
             setattr(self, k, int(v) if self.unit == "iterations" and v.is_integer() else v)
@@ -104,13 +106,13 @@ class Settings:
         """What determines the games themselves (not the design's target or metric)."""
         return {"game": self.game, "algorithm": self.algorithm, "against": self.against,
                 "opponent_budget": self.opponent_budget if self.against == "pool" else None,
-                "unit": self.unit, "seed": self.seed, "opening_plies": self.opening_plies}
+                "unit": self.unit, "seed": self.seed, "opening_plies": self.opening_plies,
+                "openings": "per-budget"}
 
     def design_key(self) -> dict:
-        return {**self.game_key(), "target": self.target, "metric": self.metric, "low": self.low,
-                "high": self.high, "ratio": self.ratio, "max_games": self.max_games,
-                "segment": self.segment, "near_games": self.near_games, "z": self.z, "p": self.p,
-                "alpha": self.alpha}
+        return {**self.game_key(), "design": DESIGN, "target": self.target, "metric": self.metric,
+                "low": self.low, "high": self.high, "max_games": self.max_games,
+                "near_games": self.near_games, "precision": self.precision, "round_games": self.round_games}
 
 
 def _digest(d: dict) -> str:
@@ -130,8 +132,8 @@ def names(s: Settings) -> tuple[str, str]:
             f"{base}-{_digest(s.game_key())}.games.jsonl")
 
 
-def grid(s: Settings) -> list:
-    """Budgets from ``low`` to ``high`` spaced by about ``ratio`` in log-budget (distinct values)."""
+def check_range(s: Settings) -> None:
+    """``CalibrationError`` unless ``low .. high`` is a usable budget range of ``unit``."""
     if s.unit not in ("iterations", "time"):
         raise CalibrationError(f"unit {s.unit!r}: expected iterations or time")
     if not (s.low > 0 and s.high > s.low and math.isfinite(s.high)):
@@ -142,16 +144,18 @@ def grid(s: Settings) -> list:
         raise CalibrationError(f"budget range {s.low:g}..{s.high:g}: high must be at most {top:g}")
     if s.unit == "iterations" and (s.low != int(s.low) or s.high != int(s.high)):
         raise CalibrationError(f"budget range {s.low:g}..{s.high:g}: iterations must be whole numbers")
-    if not s.ratio > 1:
-        raise CalibrationError("ratio must be > 1")
-    steps = max(1, math.ceil(math.log(s.high / s.low) / math.log(s.ratio) - 1e-9))
-    out = []
-    for i in range(steps + 1):
-        v = s.low * (s.high / s.low) ** (i / steps)
-        v = int(round(v)) if s.unit == "iterations" else float(f"{v:.3g}")
-        if not out or v > out[-1]:
-            out.append(v)
-    return out
+
+
+def snap(s: Settings, v: float):
+    """The budget of ``unit`` nearest to ``v`` in log-budget, inside ``low .. high``: a whole number
+    of iterations, or seconds to 3 significant digits."""
+    v = min(max(float(v), float(s.low)), float(s.high))
+    if s.unit == "iterations":
+        lo, hi = max(int(s.low), math.floor(v)), min(int(s.high), math.ceil(v))
+        if lo == hi:
+            return lo
+        return lo if math.log(v) - math.log(lo) <= math.log(hi) - math.log(v) else hi
+    return min(max(float(f"{v:.3g}"), float(s.low)), float(s.high))
 
 
 def budget_text(unit: str, value) -> str:
@@ -219,6 +223,8 @@ class Players:
                                    f"iterations/time budget (e.g. minibal_plus)")
         self.cache: dict = {}
         self._openings: dict = {}
+        self.engines: dict = {}          # the batched driver's pool of outside engines
+        self.games_in_flight = max(1, int(s.round_games))
         if s.against == "pool":
             pools_path = Path(run_dir) / "pools.json"
             if not pools_path.exists():
@@ -248,12 +254,26 @@ class Players:
         return spec
 
     def agent(self, spec: str):
+        """The agent of ``spec``, built once (games played one by one share it)."""
         from descent.networks import make_agent
         if spec not in self.cache:
             if len(self.cache) > 24:
+                for old in self.cache.values():
+                    getattr(old, "close", lambda: None)()
                 self.cache.clear()
             self.cache[spec] = make_agent(spec, self.s.game)
         return self.cache[spec]
+
+    def make(self, spec: str, game):
+        """``make_agent`` for the batched driver: an agent with a network is built once and kept
+        (the driver plays copies of it that share its network); any other is built afresh (each game
+        in flight has its own; outside engines come from the driver's pool, kept in ``engines``)."""
+        from descent.networks import make_agent
+        from search_ext.agents import parse_agent
+        from search_ext.engine_spec import is_engine_spec
+        if not is_engine_spec(spec) and parse_agent(spec)[1].get("net"):
+            return self.agent(spec)
+        return make_agent(spec, game)
 
     def task(self, budget, k: int) -> dict:
         """Game ``k`` at ``budget`` as plain data (``descent.match.play_task``: a Ray task)."""
@@ -262,19 +282,23 @@ class Players:
         return {"game": self.s.game, "agent_a": self.spec(budget, pair), "agent_b": self.pairs[pair][2],
                 "index": k, "seed": seed, "a_first": k % 2 == 0, "budget": budget, "k": k,
                 "opponent": self.pairs[pair][3], "net": self.pairs[pair][1],
-                "opening": self.opening(k)}
+                "opening": self.opening(budget, k)}
 
-    def opening(self, k: int) -> list[str]:
-        """The seeded random opening of game ``k``: the same for both seats of a pair (k // 2) and at
-        every budget. Without it, deterministic players (Minimax, Minibal_+ on iteration budgets)
-        replay one game per seat: 24 games were 2 games repeated."""
+    def opening(self, budget, k: int) -> list[str]:
+        """The seeded random opening of game ``k`` at ``budget``: the same for both seats of a pair
+        (k // 2), another for every pair and budget. Without it, deterministic players (Minimax,
+        Minibal_+ on iteration budgets) replay one game per seat: 24 games were 2 games repeated; and
+        with one set of openings for every budget, the fit's games at neighbouring budgets would
+        share their openings' luck."""
         from descent.match import make_opening
         if self.s.opening_plies <= 0:
             return []
-        key = k // 2
+        key = (budget, k // 2)
         if key not in self._openings:
+            if len(self._openings) > 4096:
+                self._openings.clear()
             self._openings[key] = make_opening(self.s.game, self.s.opening_plies,
-                                               f"{self.s.seed}|calibrate|{key}")
+                                               f"{self.s.seed}|calibrate|{budget}|{k // 2}")
         return self._openings[key]
 
     @staticmethod
@@ -288,6 +312,7 @@ class Players:
         return out
 
     def play(self, budget, k: int) -> dict:
+        """Game ``k`` at ``budget``, played alone."""
         from descent.match import play_game
         t = self.task(budget, k)
         t0 = time.perf_counter()
@@ -295,113 +320,199 @@ class Players:
                         a_first=t["a_first"], opening=t["opening"])
         return self.record(t, rec, time.perf_counter() - t0)
 
+    def run(self, keys):
+        """Play the games ``(budget, k)`` of ``keys``; yield their log records in completion order.
+        Games with a network are played many at a time by ``descent.batched`` (one network call per
+        round of searches; an outside engine opponent: one engine process per game in flight), the
+        others one by one. The records are the games' own, however they were played."""
+        from descent import batched
+        tasks = [self.task(b, k) for b, k in keys]
+        if tasks and batched.batchable({t[x] for t in tasks for x in ("agent_a", "agent_b")}):
+            for task, rec in batched.run_batched(tasks, self.games_in_flight, make_agent=self.make,
+                                                 engines=self.engines):
+                yield self.record(task, rec, rec.seconds_a + rec.seconds_b)
+            return
+        for t in tasks:
+            yield self.play(t["budget"], t["k"])
+
+    def close(self) -> None:
+        """Stop the outside engines this calibration started."""
+        from descent.batched import close_engines
+        close_engines(self.engines)
+        for agent in self.cache.values():
+            getattr(agent, "close", lambda: None)()
+        self.cache.clear()
+
 
 # ---- the design ------------------------------------------------------------------------------------
 
-def test_mean(zs: list, z: float, prior_var: float, n0: float = 2.0) -> int:
-    """Sequential test of mean(zs) against 0 on complete pairs: +1 above, -1 below, 0 undecided."""
-    n = len(zs) - len(zs) % 2
-    if n < 2:
-        return 0
-    xs = zs[:n]
-    m = sum(xs) / n
-    ss = sum((x - m) ** 2 for x in xs)
-    var = (ss + prior_var * n0) / (n - 1 + n0)
-    r = z * math.sqrt(var / n)
-    return 1 if m - r > 0 else -1 if m + r < 0 else 0
+ROOT_POINTS = 401                     # grid of the root (ln budget) over the widened range
+SLOPES = np.geomspace(0.1, 8.0, 25)   # grid of the slope (logit of E[u] per unit of ln budget)
+MARGIN = 1.0                          # the root's range: ln low - MARGIN .. ln high + MARGIN
+GOLDEN = (math.sqrt(5) - 1) / 2
 
 
-@dataclass
-class Design:
-    s: Settings
-    budgets: list
-    posterior: list = field(default_factory=list)
-    used: dict = field(default_factory=dict)        # budget -> games consumed so far
-    values: dict = field(default_factory=dict)      # budget -> list of y (metric values)
-    steps: list = field(default_factory=list)
+def _softplus(z):
+    return np.logaddexp(0.0, z)
 
-    def __post_init__(self):
-        g = len(self.budgets)
-        self.posterior = [1.0 / (g + 1)] * (g + 1)
 
-    @property
-    def prior_var(self) -> float:
-        return max(0.05, 1.0 - self.s.target ** 2)
+class Fit:
+    """The posterior of the logistic curve (root, slope) given the games so far (see the module's
+    docstring); ``data`` maps a budget to (games, sum of u, sum of u^2)."""
 
-    def median(self) -> int:
-        """The grid index j whose question "X <= j?" is closest to an even split of the posterior
-        (on a discrete grid the plain median can be a question whose answer is already known)."""
-        best, best_gap, c = 0, 2.0, 0.0
-        for j in range(len(self.budgets)):
-            c += self.posterior[j]
-            if abs(c - 0.5) < best_gap - 1e-12:
-                best, best_gap = j, abs(c - 0.5)
-        return best
+    def __init__(self, s: Settings, data: dict):
+        self.s = s
+        lo, hi = math.log(s.low), math.log(s.high)
+        self.theta = np.linspace(lo - MARGIN, hi + MARGIN, ROOT_POINTS)
+        self.c = math.log((1 + s.target) / (1 - s.target))       # logit((target + 1) / 2)
+        budgets = sorted(data)
+        self.dispersion = 1.0
+        if not budgets:
+            self.w = np.full((ROOT_POINTS, len(SLOPES)), 1.0 / (ROOT_POINTS * len(SLOPES)))
+            return
+        x = np.log(np.array(budgets, float))
+        n = np.array([data[b][0] for b in budgets], float)
+        su = np.array([data[b][1] for b in budgets], float)
+        sq = np.array([data[b][2] for b in budgets], float)
+        z = SLOPES[None, :, None] * (x[None, None, :] - self.theta[:, None, None]) + self.c
+        ll = -(su * _softplus(-z) + (n - su) * _softplus(z)).sum(axis=2)
+        best = np.unravel_index(np.argmax(ll), ll.shape)
+        if n.sum() >= 20:                # the dispersion at the best fit: <= 1 (draws), >= 0.05
+            p = 1.0 / (1.0 + np.exp(-z[best]))
+            resid = float((sq - 2 * p * su + n * p * p).sum())
+            var = float((n * p * (1 - p)).sum())
+            if var > 0:
+                self.dispersion = min(1.0, max(0.05, resid / var))
+        ll = ll / self.dispersion
+        w = np.exp(ll - ll.max())
+        self.w = w / w.sum()
 
-    def update(self, j: int, above: bool) -> None:
-        p = self.s.p
-        post = [w * (p if ((x <= j) == above) else 1 - p) for x, w in enumerate(self.posterior)]
-        tot = sum(post)
-        self.posterior = [w / tot for w in post]
+    def gain(self, b) -> tuple[float, float, float]:
+        """Posterior mean and 95% interval of the fitted gain (or score) at budget ``b``."""
+        z = SLOPES[None, :] * (math.log(b) - self.theta[:, None]) + self.c
+        g = (2.0 / (1.0 + np.exp(-z)) - 1.0).ravel()
+        w = self.w.ravel()
+        order = np.argsort(g, kind="stable")
+        cum = np.cumsum(w[order])
+        low = float(g[order][min(len(g) - 1, np.searchsorted(cum, 0.025))])
+        high = float(g[order][min(len(g) - 1, np.searchsorted(cum, 0.975))])
+        return float((w * g).sum()), low, high
 
-    def decision(self, budget) -> int:
-        zs = [y - self.s.target for y in self.values.get(budget, [])]
-        return test_mean(zs, self.s.z, self.prior_var)
+    def root_quantile(self, q: float) -> float:
+        """The ``q`` quantile of the root's posterior (in ln budget)."""
+        cum = np.cumsum(self.w.sum(axis=1))
+        return float(self.theta[min(ROOT_POINTS - 1, np.searchsorted(cum, q))])
 
-    def summary(self, budget) -> dict:
-        ys = self.values.get(budget, [])
-        m, r = mean_ci(ys)           # NaN without games, an infinite radius with one: null in JSON
-        return {"budget": budget, "games": len(ys), "mean": _finite(m), "radius": _finite(r),
-                "decision": {1: "above", -1: "below", 0: "undecided"}[self.decision(budget)]}
+    def slope_quantile(self, q: float) -> float:
+        cum = np.cumsum(self.w.sum(axis=0))
+        return float(SLOPES[min(len(SLOPES) - 1, np.searchsorted(cum, q))])
+
+    def answer(self):
+        """The budget whose posterior mean gain is nearest the target (the smaller one on a tie),
+        among the budgets between the root's 0.1% and 99.9% quantiles."""
+        s = self.s
+        lo, hi = math.exp(self.root_quantile(0.001)), math.exp(self.root_quantile(0.999))
+        cands = {snap(s, lo), snap(s, hi)}
+        if s.unit == "iterations":
+            a, b = int(snap(s, lo)), int(snap(s, hi))
+            if b - a <= 400:
+                cands.update(range(a, b + 1))
+            else:
+                cands.update(snap(s, v) for v in np.geomspace(max(a, 1), b, 400))
+        else:
+            cands.update(snap(s, v) for v in np.geomspace(lo, hi, 400))
+        cands = sorted(cands)
+        means = self.mean_gains(cands)
+        d = np.abs(means - s.target)
+        return cands[int(np.flatnonzero(d <= d.min() + 1e-12)[0])]
+
+    def mean_gains(self, budgets) -> np.ndarray:
+        """Posterior mean gain at each budget (vectorised ``gain(b)[0]``)."""
+        x = np.log(np.asarray(budgets, float))
+        wt = self.w[:, :, None]
+        out = np.empty(len(x))
+        for i in range(0, len(x), 64):
+            z = SLOPES[None, :, None] * (x[None, None, i:i + 64] - self.theta[:, None, None]) + self.c
+            out[i:i + 64] = (wt * (2.0 / (1.0 + np.exp(-z)) - 1.0)).sum(axis=(0, 1))
+        return out
+
+    def summary(self) -> dict:
+        qs = (0.025, 0.5, 0.975)
+        return {"root": [round(math.exp(self.root_quantile(q)), 4) for q in qs],
+                "slope": [round(self.slope_quantile(q), 4) for q in qs],
+                "dispersion": round(self.dispersion, 4)}
+
+
+def round_budgets(s: Settings, fit: Fit, r: int) -> list:
+    """The budgets of round ``r``'s seat pairs (a budget repeated for each of its pairs)."""
+    m = max(1, min(s.round_games // 2, 2 ** r))
+    out = []
+    for i in range(m):
+        q = ((i + 0.5) / m + r * GOLDEN) % 1.0
+        out.append(snap(s, math.exp(fit.root_quantile(q))))
+    return sorted(out)
 
 
 def calibrate(s: Settings, run_dir, echo=None, progress: bool = False, stop_after: int | None = None,
-              players=None, ray_address: str | None = None, width: int | None = None) -> dict:
+              players=None, ray_address: str | None = None) -> dict:
     """Run (or resume) a calibration; returns the result dict (also written to the run).
 
     Raises ``Unreachable`` (with the result saved) when no budget in range reaches the target.
     ``stop_after`` plays at most that many new games in this call (returns ``None`` if unfinished):
     for tests of resumption. ``players`` replaces the game player (anything with
-    ``play(budget, k) -> record``), to study the design on a known curve.
+    ``play(budget, k) -> record``, or ``run(keys)`` yielding records), to study the design on a
+    known curve.
 
-    ``ray_address``: the games are Ray tasks (``descent.match.play_task``). When the design needs
-    game k at a budget, games k .. k+width-1 there (``width``: the cluster's CPUs, at most what the
-    visit can still use) are played at once; the driver appends each to the log as it returns, and
-    the design consumes them in k order as before, so the answer is the serial one (with iteration
-    budgets) and a game played ahead is kept for the next visit to that budget."""
+    The games of a round are played at once: batched in this process (``Players.run``), or with
+    ``ray_address`` as Ray tasks (``descent.match.play_task``). The driver appends each to the log as
+    it returns, and the design consumes a round's games in (budget, k) order once all are there, so
+    the answer is the serial one (with iteration budgets)."""
     if s.metric not in ("gain", "score"):
         raise CalibrationError(f"metric {s.metric!r}: expected gain or score")
     if not -1.0 < s.target < 1.0:
         raise CalibrationError(f"target {s.target:g}: must lie strictly between -1 and 1")
-    for k in ("max_games", "segment", "near_games"):
-        if getattr(s, k) < 2:
-            raise CalibrationError(f"{k} must be >= 2")
+    for k in ("max_games", "near_games", "round_games"):
+        v = getattr(s, k)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 2:
+            raise CalibrationError(f"{k} must be a whole number >= 2")
+    if s.round_games % 2:
+        raise CalibrationError("round_games must be even (games are played in seat pairs)")
+    if not 0.0 < s.precision <= 1.0:
+        raise CalibrationError(f"precision {s.precision:g}: must lie in (0, 1]")
     if not isinstance(s.opening_plies, int) or isinstance(s.opening_plies, bool) \
             or not 0 <= s.opening_plies <= 1000:
         raise CalibrationError(f"opening_plies {s.opening_plies!r}: expected an integer in 0..1000")
-    budgets = grid(s)
+    check_range(s)
     run_dir = Path(run_dir)
+    own = players is None
     players = players or Players(s, run_dir)
-    out_dir = run_dir / SUBDIR
-    fileio.check_writable_dir(out_dir, CalibrationError, "calibration folder")   # before any game
-    res_name, log_name = names(s)
-    res_path, log_path = out_dir / res_name, out_dir / log_name
-    batch = None
-    if ray_address is not None:
-        from descent.distributed import cluster_cpus, run_tasks_ray
-        from descent.match import play_task
-        width = width or cluster_cpus(ray_address)
+    try:
+        out_dir = run_dir / SUBDIR
+        fileio.check_writable_dir(out_dir, CalibrationError, "calibration folder")   # before any game
+        res_name, log_name = names(s)
+        res_path, log_path = out_dir / res_name, out_dir / log_name
+        if ray_address is not None:
+            from descent.distributed import run_tasks_ray
+            from descent.match import play_task
 
-        def batch(tasks):
-            t0 = time.perf_counter()
-            for task, rec in run_tasks_ray(tasks, ray_address, play_task):
-                yield players.record(task, rec, rec.seconds_a + rec.seconds_b or time.perf_counter() - t0)
-    with lock_log(log_path):
-        # temporary files of this calibration's log and result (no one else writes them while we
-        # hold the lock), and of writers that are dead; never a live calibration's
-        fileio.clean_temp_files(out_dir, scope={res_name, log_name})
-        return _calibrate(s, budgets, players, log_path, res_path, echo, progress, stop_after,
-                          batch, max(1, width or 1))
+            def play(keys):
+                tasks = [players.task(b, k) for b, k in keys]
+                for task, rec in run_tasks_ray(tasks, ray_address, play_task):
+                    yield players.record(task, rec, rec.seconds_a + rec.seconds_b)
+        elif hasattr(players, "run"):
+            play = players.run
+        else:
+            def play(keys):
+                for b, k in keys:
+                    yield players.play(b, k)
+        with lock_log(log_path):
+            # temporary files of this calibration's log and result (no one else writes them while we
+            # hold the lock), and of writers that are dead; never a live calibration's
+            fileio.clean_temp_files(out_dir, scope={res_name, log_name})
+            return _calibrate(s, play, log_path, res_path, echo, progress, stop_after)
+    finally:
+        if own:
+            players.close()
 
 
 def lock_log(log_path: Path) -> fileio.FileLock:
@@ -415,127 +526,123 @@ def lock_log(log_path: Path) -> fileio.FileLock:
                                 f"(lock {lock.name} is held); wait for it or stop it")
 
 
-def _calibrate(s, budgets, players, log_path, res_path, echo, progress, stop_after, batch=None, width=1):
-    log = read_log(log_path)
-    d = Design(s, budgets)
-    spent = 0
-    new = 0
-    t0 = time.perf_counter()
-    key = "result" if s.metric == "gain" else "score"
+def _point(s: Settings, fit: Fit, b, ys: list) -> dict:
+    """A budget's own games (mean and 95% radius) and the fitted gain there."""
+    m, r = mean_ci(ys)           # NaN without games, an infinite radius with one: null in JSON
+    fm, flo, fhi = fit.gain(b)
+    return {"budget": b, "games": len(ys), "mean": _finite(m), "radius": _finite(r),
+            "fitted": round(fm, 6), "fitted_low": round(flo, 6), "fitted_high": round(fhi, 6)}
 
-    def logged(rec):
-        nonlocal new
-        if rec.get("aborted"):
-            # an outside engine failed: the game goes to the aborted log, never into the design
-            aborted_path = log_path.with_name(log_path.name.replace(".games.jsonl", "") + ".aborted.jsonl")
-            append_log(aborted_path, rec)
+
+def _calibrate(s, play, log_path, res_path, echo, progress, stop_after):
+    log = read_log(log_path)
+    key = "result" if s.metric == "gain" else "score"
+    values: dict = {}                 # budget -> metric values, in k order
+    data: dict = {}                   # budget -> (games, sum u, sum u^2)
+    steps: list = []
+    spent = new = 0
+    t0 = time.perf_counter()
+
+    def consume(b, rec):
+        y = float(rec[key])
+        values.setdefault(b, []).append(y)
+        u = min(1.0, max(0.0, (y + 1) / 2))
+        n, su, sq = data.get(b, (0, 0.0, 0.0))
+        data[b] = (n + 1, su + u, sq + u * u)
+
+    fit = Fit(s, data)
+    status, converged, answer, r = None, True, None, 0
+    answer = fit.answer()
+    while True:
+        g = fit.gain(answer)
+        if r > 0:
+            if answer == snap(s, s.high) and g[2] < s.target:
+                status = "too_strong"
+            elif answer == snap(s, s.low) and g[1] > s.target:
+                status = "too_weak"
+            elif (g[2] - g[1]) / 2 <= s.precision and len(values.get(answer, ())) >= s.near_games:
+                status = "done"
+            elif spent >= s.max_games:
+                status, converged = "done", False
+            if status:
+                break
+        pairs = round_budgets(s, fit, r)
+        pairs = pairs[:max(1, (s.max_games - spent) // 2)]
+        keys, used = [], {}
+        for b in pairs:
+            k = len(values.get(b, ())) + used.get(b, 0)
+            keys += [(b, k), (b, k + 1)]
+            used[b] = used.get(b, 0) + 2
+        todo = [x for x in keys if x not in log]
+        if stop_after is not None:
+            todo = todo[:max(0, stop_after - new)]
+        aborted = []
+        for rec in play(todo):
+            if rec.get("aborted"):        # an outside engine failed: never into the design
+                aborted_path = log_path.with_name(log_path.name.replace(".games.jsonl", "") + ".aborted.jsonl")
+                append_log(aborted_path, rec)
+                aborted.append(rec)
+                continue
+            append_log(log_path, rec)
+            crash_point("calibrate_logged")
+            log[(rec["budget"], rec["k"])] = rec
+            new += 1
+            if echo and progress:
+                echo(f"  game {new}: {budget_text(s.unit, rec['budget'])} k={rec['k']} -> {rec['result']:+d}")
+        if aborted:
+            rec = aborted[0]
             raise CalibrationError(f"game k={rec['k']} at {budget_text(s.unit, rec['budget'])} was aborted, "
                                    f"not scored ({rec['aborted']}); rerun to play it again")
-        append_log(log_path, rec)
-        crash_point("calibrate_logged")
-        log[(rec["budget"], rec["k"])] = rec
-        new += 1
-        if echo and progress:
-            echo(f"  game {new}: {budget_text(s.unit, rec['budget'])} k={rec['k']} -> {rec['result']:+d}")
-
-    def next_game(budget, ahead=1):
-        nonlocal spent
-        k = d.used.get(budget, 0)
-        rec = log.get((budget, k))
-        if rec is None:
-            if stop_after is not None and new >= stop_after:
-                return None
-            if batch is None:
-                logged(players.play(budget, k))
-            else:       # games k, k+1, ... at once, as many as the cluster runs and the visit uses
-                n = max(1, min(width, ahead, stop_after - new if stop_after is not None else width))
-                ks = [x for x in range(k, k + n) if (budget, x) not in log]
-                for r in batch([players.task(budget, x) for x in ks]):
-                    logged(r)
-            rec = log[(budget, k)]
-        d.used[budget] = k + 1
-        d.values.setdefault(budget, []).append(float(rec[key]))
-        spent += 1
-        return rec
-
-    status, answer, converged = None, None, True
-    while status is None:
-        if spent >= s.max_games:
-            status, converged = "done", False
-            break
-        top = max(range(len(d.posterior)), key=lambda x: d.posterior[x])
-        if d.posterior[top] >= 1 - s.alpha:
-            if top == len(budgets):
-                status = "too_strong"
-            elif top == 0:
-                status = "too_weak"
-            else:
-                lo_b, hi_b = budgets[top - 1], budgets[top]
-                answer = min((lo_b, hi_b), key=lambda b: _distance(d, b))
-                status = "done"
-            break
-        j = d.median()
-        b = budgets[j]
-        seg: list = []
-        verdict = 0
-        while len(seg) < s.segment and spent < s.max_games:
-            rec = next_game(b, min(s.segment - len(seg), s.max_games - spent))
-            if rec is None:
-                return None
-            seg.append(float(rec[key]) - s.target)
-            verdict = test_mean(seg, s.z, d.prior_var)
-            if verdict and len(seg) % 2 == 0:
-                break
-        step = {"budget": b, "games": len(seg), "segment": verdict}
-        if verdict == 0:
-            whole = d.decision(b)
-            step["cumulative"] = whole
-            if whole == 0 and len(d.values[b]) >= s.near_games:
-                answer, status = b, "done"
-                step["near"] = True
-            elif whole != 0:
-                verdict = whole
-        if verdict:
-            d.update(j, verdict > 0)
-        step["posterior_top"] = round(max(d.posterior), 4)
-        d.steps.append(step)
+        if any(x not in log for x in keys):
+            return None                   # stop_after reached inside the round
+        for b, k in keys:
+            consume(b, log[(b, k)])
+        spent += len(keys)
+        fit = Fit(s, data)
+        r += 1
+        answer = nxt = fit.answer()
+        fg = fit.gain(nxt)
+        counts: dict = {}
+        for b in pairs:
+            counts[str(b)] = counts.get(str(b), 0) + 2
+        steps.append({"round": r, "games": counts, "spent": spent, "answer": nxt,
+                      "fitted": [round(x, 4) for x in fg]})
         if echo:
-            word = {1: "above", -1: "below", 0: "undecided"}[verdict]
-            echo(f"  {budget_text(s.unit, b)}: {len(seg)} game(s), {word} "
-                 f"({len(d.values[b])} there in all, {spent} spent)")
-    points = [d.summary(b) for b in budgets if b in d.values]
-    result = {"version": 1, "settings": s.design_key(), "status": status, "converged": converged,
-              "games": spent, "games_played_this_call": new, "seconds_this_call": time.perf_counter() - t0,
-              "points": points, "steps": d.steps, "grid": budgets,
-              "posterior": [round(w, 6) for w in d.posterior], "log": str(log_path),
+            echo(f"  round {r}: {len(keys)} game(s) at {', '.join(f'{b} x{n}' for b, n in counts.items())} "
+                 f"{s.unit}; {spent} spent; answer {budget_text(s.unit, nxt)}, fitted {s.metric} "
+                 f"{_fmt(s.metric, fg[0])} [{_fmt(s.metric, fg[1])}, {_fmt(s.metric, fg[2])}]")
+    points = [_point(s, fit, b, values[b]) for b in sorted(values)]
+    qlo, qhi = fit.root_quantile(0.025), fit.root_quantile(0.975)
+    at = _point(s, fit, answer, values.get(answer, []))
+    result = {"version": 2, "design": DESIGN, "settings": s.design_key(), "status": status,
+              "converged": converged and status == "done", "games": spent, "games_played_this_call": new,
+              "seconds_this_call": time.perf_counter() - t0, "points": points, "steps": steps,
+              "posterior": fit.summary(), "log": str(log_path),
               "algorithm": s.algorithm, "against": s.against, "metric": s.metric, "target": s.target,
               "unit": s.unit, "game": s.game, "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     if status == "done":
-        if answer is None:      # games spent without convergence: the best-supported budget so far
-            tested = [b for b in budgets if len(d.values.get(b, [])) >= 2]
-            answer = min(tested, key=lambda b: _distance(d, b)) if tested else budgets[d.median()]
-        lower = [p for p in points if p["budget"] < answer and p["decision"] == "below"]
-        upper = [p for p in points if p["budget"] > answer and p["decision"] == "above"]
-        at = d.summary(answer)
         result.update({"budget": answer, "spec": _join(s.algorithm, budget_text(s.unit, answer)),
-                       "interval": [lower[-1]["budget"] if lower else budgets[0],
-                                    upper[0]["budget"] if upper else budgets[-1]],
-                       "interval_open": [not lower, not upper],
+                       "interval": [snap(s, math.exp(qlo)), snap(s, math.exp(qhi))],
+                       "interval_open": [qlo < math.log(s.low), qhi > math.log(s.high)],
                        "at_budget": at})
+    else:
+        result["at_budget"] = at
     fileio.write_json(res_path, result)
     if status in ("too_strong", "too_weak"):
-        end = budgets[-1] if status == "too_strong" else budgets[0]
-        at = d.summary(end)
         what = "gain" if s.metric == "gain" else "score"
-        val = _measured(at, s.metric, 0, 3)
         fmt = f"{100 * s.target:+.0f}%" if s.metric == "gain" else f"{s.target:+.3f}"
         side = ("below the target even at the largest" if status == "too_strong"
                 else "above the target even at the smallest")
         who = "strong" if status == "too_strong" else "weak"
-        raise Unreachable(f"no budget in {budgets[0]}..{budgets[-1]} {'s' if s.unit == 'time' else s.unit} reaches {what} {fmt}: "
-                          f"the opponent is too {who} ({what} {val} over {at['games']} games, {side} "
-                          f"budget {budget_text(s.unit, end)}; {spent} games spent)", status, result)
+        raise Unreachable(f"no budget in {s.low}..{s.high} {'s' if s.unit == 'time' else s.unit} reaches {what} {fmt}: "
+                          f"the opponent is too {who} (fitted {what} {_fmt(s.metric, g[0])} "
+                          f"[{_fmt(s.metric, g[1])}, {_fmt(s.metric, g[2])}], {side} budget "
+                          f"{budget_text(s.unit, answer)}; {spent} games spent)", status, result)
     return result
+
+
+def _fmt(metric: str, v: float) -> str:
+    return f"{100 * v:+.1f}%" if metric == "gain" else f"{v:+.3f}"
 
 
 def _finite(x: float) -> float | None:
@@ -543,22 +650,13 @@ def _finite(x: float) -> float | None:
 
 
 def _measured(at: dict, metric: str, gain_digits: int, score_digits: int) -> str:
-    """``mean ± radius`` of a budget's summary (``?`` for what one game cannot tell)."""
+    """``mean ± radius`` of a budget's own games (``?`` for what one game cannot tell)."""
     m, r = at["mean"], at["radius"]
     if metric == "gain":
         return (f"{100 * m:+.{gain_digits}f}%" if m is not None else "?") + \
             (f" ± {100 * r:.{gain_digits}f}" if r is not None else " ± ?")
     return (f"{m:+.{score_digits}f}" if m is not None else "?") + \
         (f" ± {r:.{score_digits}f}" if r is not None else " ± ?")
-
-
-def _distance(d: Design, b) -> float:
-    ys = d.values.get(b, [])
-    if not ys:
-        return float("inf")
-    m = sum(ys) / len(ys)
-    var = (sum((y - m) ** 2 for y in ys) + d.prior_var * 2) / (len(ys) - 1 + 2)
-    return abs(m - d.s.target) / math.sqrt(var / len(ys))
 
 
 def describe(result: dict) -> str:
@@ -568,13 +666,17 @@ def describe(result: dict) -> str:
     lo, hi = result["interval"]
     olo, ohi = result.get("interval_open", [False, False])
     metric = result["metric"]
+    fitted = ""
+    if at.get("fitted") is not None:
+        fitted = (f"fitted there: {metric} {_fmt(metric, at['fitted'])} [{_fmt(metric, at['fitted_low'])}, "
+                  f"{_fmt(metric, at['fitted_high'])}]; ")
     val = f"{metric} {_measured(at, metric, 1, 3)}"
     tgt = f"{100 * result['target']:+.0f}%" if metric == "gain" else f"{result['target']:+.3f}"
     conv = "" if result["converged"] else " (NOT converged: the game budget ran out; rerun with more --max-games)"
     word = "s" if unit == "time" else unit
     return (f"{result['game']}: {result['algorithm']} against {result['against']} reaches {metric} {tgt} at "
-            f"{unit}={result['budget']} (interval {'<=' if olo else ''}{lo} .. {'>=' if ohi else ''}{hi} {word}); "
-            f"measured there: {val} over {at['games']} games (95%); {result['games']} games spent{conv}")
+            f"{unit}={result['budget']} (root interval {'<=' if olo else ''}{lo} .. {'>=' if ohi else ''}{hi} {word}); "
+            f"{fitted}measured there: {val} over {at['games']} games (95%); {result['games']} games spent{conv}")
 
 
 # ---- looking calibrations up -------------------------------------------------------------------------

@@ -173,6 +173,48 @@ def test_fairy_stockfish_agent_reuses_one_process():
     assert proc.returncode is not None                   # closed cleanly
 
 
+NET6 = Path(__file__).parent.parent / "checkpoints" / "shipped" / "breakthrough_rows-6_cols-6" / "final.weights.h5"
+
+
+@needs_fsf
+def test_batched_games_against_fairy_stockfish_are_the_games_played_alone():
+    """The batched driver takes an outside engine: one engine process per game in flight, from a
+    pool kept by the caller; the games are those played one by one (both sides deterministic), and
+    closing the pool stops every engine."""
+    from descent import batched
+    from descent.match import make_opening
+    me, eng = f"minibal_plus:iterations=3,net={NET6}", f"uci:{FSF},Skill Level=20,nodes=200"
+    ts = [{"game": BT6, "agent_a": me, "agent_b": eng, "index": k, "seed": 3, "a_first": k % 2 == 0,
+           "opening": make_opening(BT6, 4, f"t|{k // 2}")} for k in range(6)]
+    assert batched.batchable([me, eng])
+    pool: dict = {}
+    try:
+        together = {t["index"]: (r.a_result, r.moves) for t, r in batched.run_batched(ts, 4, engines=pool)}
+        engines = [a for free in pool.values() for a in free]
+        assert len(engines) == 4 and all(a.proc is not None and a.proc.alive() for a in engines)
+        again = {t["index"]: r.moves for t, r in batched.run_batched(ts[:2], 4, engines=pool)}
+        assert {id(a) for free in pool.values() for a in free} == {id(a) for a in engines}   # reused
+    finally:
+        procs = [a.proc.proc for free in pool.values() for a in free]
+        batched.close_engines(pool)
+    assert pool == {} and all(p.wait(timeout=10) is not None for p in procs)
+    a, b = make_agent(me, BT6), make_agent(eng, BT6)
+    try:
+        alone = {t["index"]: (r.a_result, r.moves) for t in ts
+                 for r in [play_game(BT6, a, b, t["index"], t["seed"], t["a_first"], opening=t["opening"])]}
+    finally:
+        b.close()
+    assert together == alone and again == {k: alone[k][1] for k in (0, 1)}
+
+
+def test_batched_games_against_a_crashing_engine_are_aborted_not_scored():
+    from descent import batched
+    ts = [{"game": BT6, "agent_a": "minimax:iterations=3,net=" + str(NET6), "agent_b": uci_peer("crash"),
+           "index": k, "seed": 0, "a_first": k % 2 == 0} for k in range(4)]
+    recs = [r for _, r in batched.run_batched(ts, 4)]
+    assert len(recs) == 4 and all(r.aborted and "exited" in r.aborted for r in recs)
+
+
 @pytest.fixture(scope="module")
 def pool_run(tmp_path_factory):
     """tic-tac-toe with two members (untrained networks, early and final), ranked into pools."""

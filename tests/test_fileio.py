@@ -315,16 +315,18 @@ def test_calibration_cleanup_spares_another_live_calibrations_temp_files(tmp_pat
 
 
 def test_calibration_result_holds_no_nan(tmp_path):
-    """A budget measured by one game has no interval: null in the result file, not Infinity."""
+    """A budget measured by no game has no mean and no interval: null in the result file, not NaN
+    or Infinity (two games, then the fit moves the answer to a budget not played yet)."""
     from descent.calibrate import SUBDIR, Settings, calibrate, describe, names
     s = Settings("breakthrough(rows=5,cols=5)", algorithm="minibal_plus:eval=playout,playouts=4",
-                 against="random", low=100, high=3000, max_games=5, segment=4, near_games=30)
+                 against="random", low=100, high=3000, max_games=2, near_games=30)
     res = calibrate(s, tmp_path, players=Curve())
     text = (tmp_path / SUBDIR / names(s)[0]).read_text()
     assert "Infinity" not in text and "NaN" not in text
     assert json.loads(text)["points"] == res["points"]
-    assert any(p["radius"] is None for p in res["points"])
-    assert "games spent" in describe(res)
+    at = res["at_budget"]
+    assert at["games"] == 0 and at["mean"] is None and at["radius"] is None
+    assert "games spent" in describe(res) and "NOT converged" in describe(res)
 
 
 # ---- race 2: two games of one person recorded at once ----------------------------------------------

@@ -167,7 +167,7 @@ def _log_keys(run):
 def test_calibrate_keeps_going_when_a_node_is_lost(ray_cluster, lose_a_node, tmp_path):  # noqa: F811
     from descent.calibrate import Settings, calibrate
     s = dict(algorithm="minibal_plus", against="mcts:iterations=20", low=1, high=64, max_games=16,
-             segment=4, near_games=8)
+             near_games=8)
     on_ray = calibrate(Settings(GAME, **s), tmp_path / "ray", ray_address=ray_cluster.address)
     assert lose_a_node["killed"] == 1 and lose_a_node["seen"] >= 2
     serial = calibrate(Settings(GAME, **s), tmp_path / "serial")

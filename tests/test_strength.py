@@ -223,3 +223,17 @@ def test_docs_quote_the_shipped_tables():
         if spec in RATED and t.get("check"):
             c = t["check"]
             assert (f"Mean |error| {c['mean_abs_error']:.0f} Elo over a span of {c['span']:.0f}" in bench), spec
+
+
+def test_the_check_replays_the_rating_runs_rungs():
+    """bench_strength's check plays a setting against the rungs of its rating run, as many games
+    each (a staircase of its own would rate it against other rungs, whose scale error and the
+    setting's departure from Bradley-Terry would count as --elo's error)."""
+    import sys
+    sys.path.insert(0, str(ROOT / "bench"))
+    import bench_strength as bs
+    entry = {"matches": {"mu0.5|mcts3": [{"score": 1}] * 7, "mu0.5|mcts10": [{"score": 0}] * 3,
+                         "mu0.8|mcts30": [{"score": 1}] * 5, "mcts3|mcts10": [{"score": 1}] * 9,
+                         "mu0.5|mcts100": []}}
+    assert bs.mirror_schedule(entry, "mu0.5") == {"mcts10": 3, "mcts3": 7}
+    assert bs.mirror_schedule(entry, "mu0.9") == {}

@@ -188,19 +188,23 @@ def evaluate(game, run, algorithms, extra_algorithms, times, iterations, opponen
 @click.option("--max-games", type=IntRange(2, validate.MAX_COUNT), default=400, show_default=True,
               help="Games the design may spend in all.")
 @click.option("--near-games", type=IntRange(2, validate.MAX_COUNT), default=40, show_default=True,
-              help="Games at a budget whose interval still holds the target before it is the answer.")
+              help="Games the answer's own budget must have before it is the answer.")
+@click.option("--precision", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.1, show_default=True,
+              help="Stop when the 95% interval of the fitted gain (or score) at the answer is this narrow "
+                   "(half-width).")
 @click.option("--run", "run", type=click.Path(file_okay=False), default=None,
               help="Run directory (default: checkpoints/<game>); results in <run>/calibrations/.")
 @seed_option
-@opening_plies_option(4, "Seeded random opening plies, the same for both seats of a pair and at every "
-                      "budget (0: none; deterministic players then replay one game per seat).")
+@opening_plies_option(4, "Seeded random opening plies, the same for both seats of a pair, another for every "
+                      "pair and budget (0: none; deterministic players then replay one game per seat).")
 @click.option("--verbose", is_flag=True, help="Print every game.")
 @ray_option("Run the games on Ray (as many at once as the cluster has CPUs): auto, an address, "
             "or local (a cluster started for the run).")
 def calibrate(game, algorithm, against, target, metric, unit, budget_range, opponent_budget, max_games,
-              near_games, run, seed, opening_plies, verbose, ray_address):
+              near_games, precision, run, seed, opening_plies, verbose, ray_address):
     """Find the search budget at which a balanced player's gain (or score) against an opponent
-    reaches a target, by probabilistic bisection in log-budget (resumable: rerun to continue)."""
+    reaches a target, from a logistic curve in log-budget fitted to every game (resumable: rerun to
+    continue)."""
     from pathlib import Path
     from descent.calibrate import Settings, Unreachable, calibrate as do_calibrate, describe
     info = load_game(game)
@@ -212,7 +216,7 @@ def calibrate(game, algorithm, against, target, metric, unit, budget_range, oppo
     low, high = (validate.parse_real(x, f"--range {budget_range!r}", 0.0, None, lo_open=True) for x in parts)
     s = Settings(info.spec, algorithm=algorithm, against=against, target=target, metric=metric, unit=unit,
                  low=low, high=high, opponent_budget=opponent_budget, seed=seed, max_games=max_games,
-                 near_games=near_games, opening_plies=opening_plies)
+                 near_games=near_games, precision=precision, opening_plies=opening_plies)
     run_dir = Path(run_dir_of(info.spec, run))
     click.echo(f"calibrating {algorithm} on {info.spec} against {against} to {metric} {target:+g} "
                f"({unit} {budget_range}); results in {layout.calibrations_dir(run_dir)}/")

@@ -246,7 +246,7 @@ def checkpoints(game, root):
 @click.option("--max-games", type=IntRange(2, validate.MAX_COUNT), default=200, show_default=True,
               help="With --calibrate: games the calibration may spend.")
 @click.option("--near-games", type=IntRange(2, validate.MAX_COUNT), default=40, show_default=True,
-              help="With --calibrate: games at a budget whose interval still holds the target.")
+              help="With --calibrate: games the answer's own budget must have.")
 @seed_option
 def ship(game, run, early, final, member, command, cores, do_calibrate, opponent_budget, budget_range,
          max_games, near_games, seed):
