@@ -191,7 +191,7 @@ class Profile:
             data = json.loads(p.read_text())
             if not isinstance(data, dict) or not isinstance(data.get("games"), dict):
                 raise ValueError("not a profile")
-            for g, e in data["games"].items():
+            for e in data["games"].values():
                 _check_entry(e)
             return data
         except (OSError, ValueError, TypeError, KeyError, UnicodeDecodeError) as exc:

@@ -30,7 +30,7 @@ def network_evaluator(opts: dict, game=None):
     return inf.evaluator()
 
 
-def make_agent(spec: str, game) -> "_agents.Agent":
+def make_agent(spec: str, game) -> _agents.Agent:
     """Build the agent ``spec`` (``ALGORITHM[:key=value,...]``, ``net=PATH`` included) for ``game``
     (a ``GameInfo`` or a game spec). Bad specs raise ``search_ext.agents.AgentSpecError``; a
     checkpoint that cannot be loaded ``training.network.CheckpointError``. An outside engine

@@ -274,7 +274,7 @@ def markdown_table(base=None) -> str:
     holds exactly this table."""
     rows = ["| game | network | milestone | CPU-hours | Elo (MCTS 100 = 0) | balanced budget |",
             "|---|---|---|---|---|---|"]
-    for d, card in entries(base):
+    for _d, card in entries(base):
         try:
             cal = calibration(card["game"], base)
         except CheckpointError:

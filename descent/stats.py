@@ -65,7 +65,7 @@ class Interval:
         """Half the width of the interval (it need not be symmetric about the mean)."""
         return (self.high - self.low) / 2.0
 
-    def scaled(self, k: float) -> "Interval":
+    def scaled(self, k: float) -> Interval:
         return Interval(self.mean * k, self.low * k, self.high * k, self.games, self.units, self.n_eff,
                         self.var, self.df, self.lo * k, self.hi * k)
 
@@ -181,7 +181,7 @@ class MatchSummary:
     score_ci: Interval | None = None
 
     @classmethod
-    def from_results(cls, binaries, scores, clusters=None) -> "MatchSummary":
+    def from_results(cls, binaries, scores, clusters=None) -> MatchSummary:
         binaries, scores = list(binaries), list(scores)
         g = cluster_interval(binaries, clusters)
         s = cluster_interval(scores, clusters, method="t")

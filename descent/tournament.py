@@ -20,7 +20,6 @@ are used, with a note. A member that has not reached every milestone is left out
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -440,7 +439,7 @@ def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], oppo
     budgets = [parse_budget(b) for b in budgets]
     opp_budget = parse_budget(opponent_budget)
     plan = {alg: _calibrated_plan(run_dir, game, alg, opponent) or (alg, budgets) for alg in algorithms}
-    for alg, (spec, alg_budgets) in plan.items():
+    for spec, alg_budgets in plan.values():
         parse_agent(_join(spec, alg_budgets[0]))
     from search_ext.engine_spec import is_engine_spec
     engine = is_engine_spec(opponent)

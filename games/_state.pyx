@@ -10,7 +10,7 @@ cimport numpy as cnp
 
 from games.errors import GameError, IllegalMoveError, InvalidMoveError, InvalidPositionError, WrongGameError
 from games import validate
-from games._typedefs cimport splitmix64, rng_below, uint64_t, hash_t
+from games._typedefs cimport rng_below, uint64_t
 
 cnp.import_array()
 
@@ -496,13 +496,13 @@ def random_games(state, n_games, seed):
     cdef signed char[::1] res = results
     cdef int[::1] lens = lengths
     cdef long g
-    cdef int k, p
+    cdef int _k, p
     with nogil:
         for g in range(ng):
             p = c_random_playout(s, &rng, buf)
             res[g] = <signed char>s._result
             lens[g] = p
-            for k in range(p):
+            for _k in range(p):
                 s.undo()
     free(buf)
     return results, lengths

@@ -299,7 +299,7 @@ def _build_tables():
                     UP_TO[idx] = (56 + ff + df) if side == 0 else (ff + df)
                     UP_TYPE[idx] = KNIGHT + k
     for idx in range(144):          # ids leading off the board: mark as impossible
-        side, rest = divmod(idx // 9, 8)
+        side = idx // 72
         d = (idx // 3) % 3
         ff = (idx // 9) % 8
         if not 0 <= ff + d - 1 < 8:

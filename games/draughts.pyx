@@ -623,7 +623,7 @@ cdef class DraughtsState(State):
         cdef int q = 1 - p
         cdef int sz = self.sz, N = self.nsq
         cdef int i, n, frm = -1, to = -1, b, kf, kt
-        cdef uint64_t cap = 0, cm, ck, bf, bt
+        cdef uint64_t cap = 0, cm, ck, bf, bto
         cdef DrUndo* u = &self._undo[self._nundo]
         u.men0 = self.men[0]
         u.men1 = self.men[1]
@@ -660,19 +660,19 @@ cdef class DraughtsState(State):
             to = P2G[sz][a % N]
         # Move the piece (from == to is possible: a capture that comes back to its square).
         bf = (<uint64_t>1) << frm
-        bt = (<uint64_t>1) << to
+        bto = (<uint64_t>1) << to
         cdef bint was_king = (self.kings[p] >> frm) & 1
         kf = 2 * p + was_king
         if was_king:
-            self.kings[p] = (self.kings[p] & ~bf) | bt
+            self.kings[p] = (self.kings[p] & ~bf) | bto
             kt = kf
         else:
             self.men[p] &= ~bf
-            if PROMO[sz][p] & bt:
-                self.kings[p] |= bt
+            if PROMO[sz][p] & bto:
+                self.kings[p] |= bto
                 kt = 2 * p + 1
             else:
-                self.men[p] |= bt
+                self.men[p] |= bto
                 kt = 2 * p
         cdef hash_t rk = self.rkey ^ ZP[kf][frm] ^ ZP[kt][to] ^ ZSIDE
         if cap:
@@ -727,7 +727,7 @@ cdef class DraughtsState(State):
     cdef void encode(self, float* out) noexcept nogil:
         cdef int nsq2 = self.n * self.n
         cdef int p = self._player
-        cdef int k, ch, b, rc
+        cdef int k, b, rc
         cdef uint64_t x
         memset(out, 0, sizeof(float) * nsq2 * 4)
         for k in range(4):

@@ -218,7 +218,7 @@ cdef class HavannahState(State):
     cdef int _place(self, int c, int p) noexcept nogil:
         """Put a stone of `p` on the empty cell `c`: update the groups (logging the unions for undo)
         and the neighbour counts; return the WIN_* bits of the structures the stone completes."""
-        cdef int i, j, n, r, rc, pat = 0, starts, nroots = 0, wins = 0
+        cdef int i, j, n, r, rc, pat = 0, starts, wins = 0
         cdef int roots[6]
         cdef int arc_roots[6]
         cdef int narcs = 0
@@ -334,7 +334,7 @@ cdef class HavannahState(State):
         cdef int k = self._nundo
         cdef int c = self._u_cell[k]
         cdef int nun = self._u_nun[k]
-        cdef int i, n, r, rc
+        cdef int i, _j, n, r, rc
         cdef int p = self._player              # the mover of `a`
         self._wins = 0
         if nun == SWAP_MARK:
@@ -345,7 +345,7 @@ cdef class HavannahState(State):
                 self.nbc[0][n] += 1
             self.swapped = False
             return
-        for i in range(nun):
+        for _j in range(nun):
             self._nul -= 1
             r = self._ul_child[self._nul]
             rc = self._ul_root[self._nul]
@@ -545,7 +545,7 @@ cdef class HavannahState(State):
         return "full board"
 
     def _drawing(self) -> str:
-        b, D = self.base, self.D
+        b = self.base
         lines = [" " * (b + 2) + " ".join(LETTERS[:b])]
         for y, row in enumerate(self._grid()):
             x0, x1 = self._row_span(y)

@@ -83,7 +83,7 @@ cdef hash_t ZPLY[KONO_MAX_PLIES + 1]
 cdef void _init_tables():
     global ZSIDE, ZREP
     cdef uint64_t seed = 0x5F1E1DC0
-    cdef int i, p
+    cdef int i
     for i in range(25):
         ZOB[i][0] = splitmix64(&seed)
         ZOB[i][1] = splitmix64(&seed)

@@ -57,7 +57,7 @@ side to move) occurred before is an immediate draw; a player without moves loses
 import re
 
 from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy
 
 from games._state cimport State, SCORE_ADDITIVE_DEPTH, RESULT_FIRST_WINS, RESULT_SECOND_WINS, RESULT_DRAW
 from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t, popcount64, mix64
@@ -300,18 +300,18 @@ cdef class LinesOfActionState(State):
         self._nundo += 1
         cdef hash_t rk = self.rkey ^ ZSIDE
         cdef int sq, d, to
-        cdef uint64_t bt
+        cdef uint64_t bto
         cdef bint moved = a != self.pass_action
         cdef bint captured = False
         if moved:
             sq = a >> 3
             d = a & 7
             to = DEST[self.sz][sq][d][_popc((self.pcs[0] | self.pcs[1]) & LINE[self.sz][sq][d & 3]) - 1]
-            bt = (<uint64_t>1) << to
-            self.pcs[p] ^= ((<uint64_t>1) << sq) | bt
+            bto = (<uint64_t>1) << to
+            self.pcs[p] ^= ((<uint64_t>1) << sq) | bto
             rk ^= ZP[p][sq] ^ ZP[p][to]
-            if self.pcs[q] & bt:
-                self.pcs[q] ^= bt
+            if self.pcs[q] & bto:
+                self.pcs[q] ^= bto
                 rk ^= ZP[q][to]
                 captured = True
                 self._irrev = self._nundo

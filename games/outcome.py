@@ -20,7 +20,7 @@ class Outcome:
     winner_name: str | None = None
 
     @classmethod
-    def from_result(cls, result: int, score: float, players, capped: bool) -> "Outcome":
+    def from_result(cls, result: int, score: float, players, capped: bool) -> Outcome:
         if result == 0:
             return cls(None, 0, 0.0, "ply cap" if capped else "draw", None)
         winner = 0 if result > 0 else 1

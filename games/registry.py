@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 from games import validate
 from games.errors import GameError, InvalidGameSpecError, UnknownGameError

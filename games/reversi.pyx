@@ -30,7 +30,7 @@ from games._state cimport State, SCORE_NATURAL, RESULT_FIRST_WINS, RESULT_SECOND
 from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t
 
 from games import boardtext as bt
-from games.errors import InvalidMoveError, InvalidPositionError
+from games.errors import InvalidPositionError
 from games.symmetry import map_square
 
 cdef enum:
@@ -116,45 +116,45 @@ cdef inline word_t _mobility(word_t me, word_t opp, word_t full, word_t inner, i
     cdef word_t oi = opp & inner          # horizontal and diagonal lines never wrap across columns
     cdef word_t moves = 0
     cdef word_t t
-    cdef int k, steps = n - 3              # a flanked line has at most n - 2 discs
+    cdef int _k, steps = n - 3              # a flanked line has at most n - 2 discs
     cdef int s
     # East / west (shift 1).
     t = (me << 1) & oi
-    for k in range(steps):
+    for _k in range(steps):
         t |= (t << 1) & oi
     moves |= t << 1
     t = (me >> 1) & oi
-    for k in range(steps):
+    for _k in range(steps):
         t |= (t >> 1) & oi
     moves |= t >> 1
     # South / north (shift n): bits pushed past the board meet no disc and no empty square.
     s = n
     t = (me << s) & opp
-    for k in range(steps):
+    for _k in range(steps):
         t |= (t << s) & opp
     moves |= t << s
     t = (me >> s) & opp
-    for k in range(steps):
+    for _k in range(steps):
         t |= (t >> s) & opp
     moves |= t >> s
     # South-east / north-west (shift n + 1).
     s = n + 1
     t = (me << s) & oi
-    for k in range(steps):
+    for _k in range(steps):
         t |= (t << s) & oi
     moves |= t << s
     t = (me >> s) & oi
-    for k in range(steps):
+    for _k in range(steps):
         t |= (t >> s) & oi
     moves |= t >> s
     # South-west / north-east (shift n - 1).
     s = n - 1
     t = (me << s) & oi
-    for k in range(steps):
+    for _k in range(steps):
         t |= (t << s) & oi
     moves |= t << s
     t = (me >> s) & oi
-    for k in range(steps):
+    for _k in range(steps):
         t |= (t >> s) & oi
     moves |= t >> s
     return moves & full & ~(me | opp)

@@ -154,7 +154,7 @@ cdef class TapatanState(AlignState):
             raise InvalidMoveError(f"action id {action} is out of range [0, {self.num_actions})")
         if sym not in self.game.symmetries:
             raise GameError(f"tapatan: symmetry {sym} is not a symmetry of {self.game.spec} "
-                             f"(allowed: {', '.join(map(str, self.game.symmetries))})")
+                            f"(allowed: {', '.join(map(str, self.game.symmetries))})")
 
         def image(p):
             r, c = map_square(sym, p // 3, p % 3, 3, 3)

@@ -12,7 +12,7 @@ layer knows nothing of search).
 from libc.stdlib cimport malloc, free
 
 from games._state cimport State, SCORE_NATURAL
-from games._typedefs cimport action_t, hash_t, splitmix64, uint64_t
+from games._typedefs cimport action_t, splitmix64, uint64_t
 
 from games.errors import InvalidMoveError, InvalidPositionError
 from games.registry import GameDef, GameInfo
@@ -104,7 +104,8 @@ cdef class TreeState(State):
 
     def _set_position_text(self, str text) -> None:
         parts = text.split()
-        if len(parts) != 2 or parts[0] != "node" or not parts[1].isdigit() or not parts[1].isascii() or len(parts[1]) > 9 or int(parts[1]) >= self.n_nodes:
+        if (len(parts) != 2 or parts[0] != "node" or not parts[1].isdigit() or not parts[1].isascii()
+                or len(parts[1]) > 9 or int(parts[1]) >= self.n_nodes):
             raise InvalidPositionError(f"tree: position {text!r} must be 'node N' with N < {self.n_nodes}")
         self._goto(int(parts[1]))
 
@@ -158,4 +159,3 @@ def make_tree(tree, name: str = "tree") -> GameInfo:
                     extra={"_arrays": arrays})
     info._cls = TreeState
     return info
-

@@ -28,7 +28,8 @@ import operator
 import re
 import sys
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import Any, NoReturn
+from collections.abc import Callable
 
 from games.errors import GameError
 

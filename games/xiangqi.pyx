@@ -311,7 +311,7 @@ cdef class XiangqiState(State):
         cdef int fwd = DN if s == 0 else DS
         cdef int tg[24]
         cdef int nt, n = 0
-        cdef int w, bit, sq, f, pt, i, j, d, t, v, leg, dr, df, kk
+        cdef int w, bit, sq, f, pt, i, j, d, t, v, leg, kk
         cdef uint64_t m
         cdef bint risky, legal
         cdef signed char saved

@@ -20,9 +20,8 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from games._state cimport State
 from games import validate
-from games.validate import count, rng_arg, search_call, state_arg
+from games.validate import count, search_call, state_arg
 from search_ext.evaluators import check_evaluator
-from games.errors import GameError
 from games._typedefs cimport action_t, hash_t
 from search_ext.evaluators cimport Evaluator, ZeroEvaluator, proven_floor
 
@@ -277,9 +276,9 @@ cdef class AlphaBeta:
         self.nodes = 0
         self.deadline = now() + seconds if seconds > 0 else 0.0
         cdef long node_budget = nodes
-        cdef int depth, rc
+        cdef int depth
         cdef double v
-        cdef action_t best = -1, completed_best = -1
+        cdef action_t completed_best = -1
         cdef double completed_value = 0.0
         self.depth_reached = 0
         self.error = 0

@@ -25,10 +25,9 @@ from games._state cimport State
 from games import validate
 from games.validate import count, search_call, state_arg
 from search_ext.evaluators import check_evaluator
-from games._typedefs cimport action_t, uint64_t
 from search_ext.evaluators cimport Evaluator, ZeroEvaluator
 from search_ext.descent_core cimport (
-    Node, Table, Walk, UNPROVEN, RULE_MINIMAX, WALK_DONE, WALK_EVAL, WALK_FULL, skey, select, backup)
+    Node, Table, Walk, UNPROVEN, RULE_MINIMAX, WALK_EVAL, WALK_FULL, skey, select, backup)
 from search_ext.descent_core import RULES, BYTES_PER_STATE
 
 from games.errors import GameError
@@ -200,10 +199,10 @@ cdef class BestFirstSearch:
         cdef int idx = self.t.find(skey(state), state._terminal)
         if idx < 0:
             return 0
-        cdef long count = self.t.mark_reachable(idx)
-        if count < 0:
+        cdef long reachable = self.t.mark_reachable(idx)
+        if reachable < 0:
             raise MemoryError()
-        return count
+        return reachable
 
     def verify(self, state, bint all_reachable=True):
         """Check the table below ``state`` against the game (for tests): every edge leads to the
@@ -544,7 +543,6 @@ cdef class BestFirstSearch:
             raise GameError("no move in a finished game")
         self._drop()
         cdef int root = self.root_of(state)
-        cdef State s
         cdef int rc
         if not self.t.nodes[root].expanded:
             # the walk's expansion alone (the root may be resolved: cut back to its value)

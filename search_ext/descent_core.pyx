@@ -24,7 +24,7 @@ sections 3-5):
 
 Values are stored from the FIRST player's point of view; nothing assumes that players alternate.
 """
-from libc.stdlib cimport malloc, calloc, realloc, free, qsort
+from libc.stdlib cimport malloc, realloc, free, qsort
 
 import numpy as np
 
@@ -401,8 +401,10 @@ cdef class Walk:
         for i in range(self.path_len - 1, -1, -1):
             if self.t.nodes[self.path[i]].expanded:
                 backup(self.t, &self.rules, self.path[i])
-        for i in range(self.path_len - 1):
+        i = self.path_len - 1
+        while i > 0:
             self.cur.undo()
+            i -= 1
         self.path_len = 0
         self.n_pend = 0
         return WALK_DONE if counted else WALK_FULL
@@ -661,8 +663,8 @@ def _sample_ranks(int n, double e, double epsilon, unsigned long long seed, long
     counts = np.zeros(n, dtype=np.int64)
     cdef long[::1] cv = counts
     cdef uint64_t rng = seed * <uint64_t>0x9E3779B97F4A7C15ULL + 1
-    cdef long i
-    for i in range(draws):
+    cdef long _d
+    for _d in range(draws):
         cv[rank_choice(n, e, epsilon, &rng)] += 1
     return counts
 

@@ -106,7 +106,7 @@ cdef class PlayoutEvaluator(Evaluator):
 
     cdef int evaluate(self, State parent, const action_t* actions, int n, float* enc,
                       float* out) noexcept nogil:
-        cdef int i, k, p, m, mover
+        cdef int i, _k, p, m, mover
         cdef double total, value
         cdef double scale = _SHARE * proven_floor(parent.score_kind, parent.max_plies)
         if self.buf_cap < parent.max_legal:
@@ -118,7 +118,7 @@ cdef class PlayoutEvaluator(Evaluator):
             parent.apply(actions[i])
             mover = parent._player
             total = 0.0
-            for k in range(self.playouts):
+            for _k in range(self.playouts):
                 p = 0
                 while not parent._terminal and p < self.max_plies:
                     m = parent.legal_actions(self.buf)

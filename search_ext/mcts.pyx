@@ -14,12 +14,12 @@ result backed up as usual: the search keeps running its whole budget within the 
 (``memory_full`` says so), it never stops early and never crashes.
 """
 from libc.stdlib cimport malloc, realloc, free
-from libc.math cimport sqrt, log, isfinite
+from libc.math cimport sqrt, log
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from games._state cimport State
 from games import validate
-from games.validate import count, rng_arg, search_call, state_arg
+from games.validate import count, search_call, state_arg
 from games._typedefs cimport action_t, hash_t, uint64_t, rng_below
 
 from games.errors import GameError
@@ -149,16 +149,16 @@ cdef class MCTS:
         """Nodes reachable from ``state``'s node (0 when it is not the root)."""
         if self.root < 0 or self.nodes[self.root].key != skey(state):
             return 0
-        cdef long count = 0, i
+        cdef long kept = 0, i
         cdef int k
         stack = [self.root]
         while stack:
             i = stack.pop()
-            count += 1
+            kept += 1
             if self.nodes[i].n_children > 0:
                 for k in range(self.nodes[i].n_children):
                     stack.append(self.nodes[i].first_child + k)
-        return count
+        return kept
 
     # ---- table ---------------------------------------------------------------------------------
     cdef int reserve(self, long n) noexcept nogil:
@@ -198,7 +198,7 @@ cdef class MCTS:
     cdef int expand(self, State s, int idx) noexcept nogil:
         """Create the children of `idx` (in random order); -1 when the table has no room."""
         cdef int n = s.legal_actions(self.buf)
-        cdef int i, j, child, first
+        cdef int i, j, first
         cdef action_t t
         if n <= 0 or self.reserve(n) < 0:
             return -1
@@ -210,7 +210,7 @@ cdef class MCTS:
         first = <int>self.n_nodes
         for i in range(n):
             s.apply(self.buf[i])
-            child = self.new_node(skey(s), self.buf[i], s._player)   # cannot fail: reserved
+            self.new_node(skey(s), self.buf[i], s._player)   # cannot fail: reserved
             s.undo()
         self.nodes[idx].first_child = first
         self.nodes[idx].n_children = n
@@ -221,7 +221,7 @@ cdef class MCTS:
     cdef int compact(self, int new_root) except -1:
         """Keep only `new_root`'s subtree (children always sit after their parent, so one forward
         sweep marks it and a slide packs it in place); free the rest of the allocation."""
-        cdef long n = self.n_nodes, i, k, count = 0
+        cdef long n = self.n_nodes, i, k, kept = 0
         cdef int* newidx = <int*>malloc(sizeof(int) * (n if n > 0 else 1))
         if newidx == NULL:
             raise MemoryError()
@@ -233,8 +233,8 @@ cdef class MCTS:
             for i in range(new_root, n):
                 if newidx[i] < 0:
                     continue
-                newidx[i] = <int>count
-                count += 1
+                newidx[i] = <int>kept
+                kept += 1
                 nd = &self.nodes[i]
                 if nd.n_children > 0:
                     for k in range(nd.first_child, nd.first_child + nd.n_children):
@@ -248,11 +248,11 @@ cdef class MCTS:
                 if newidx[i] != i:
                     self.nodes[newidx[i]] = nd[0]
         free(newidx)
-        self.n_nodes = count
+        self.n_nodes = kept
         self.root = 0
-        cdef long want = max(1024, count + count // 4)
+        cdef long want = max(1024, kept + kept // 4)
         if want > self.limit:
-            want = max(self.limit, count)
+            want = max(self.limit, kept)
         cdef MNode* shrunk
         if want < self.cap:
             shrunk = <MNode*>realloc(self.nodes, sizeof(MNode) * want)
@@ -332,8 +332,9 @@ cdef class MCTS:
             s.apply(self.buf[rng_below(&self.rng, n)])
             m += 1
         cdef int result = s._result          # first player's view
-        for i in range(m):
+        while m > 0:
             s.undo()
+            m -= 1
         # backpropagation
         cdef int mover
         for i in range(depth, -1, -1):

@@ -29,7 +29,7 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from games._state cimport State
 from games import validate
-from games.validate import count, rng_arg, search_call, state_arg
+from games.validate import count, search_call, state_arg
 from search_ext.evaluators import check_evaluator
 from games.errors import GameError
 from games._typedefs cimport action_t

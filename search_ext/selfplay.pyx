@@ -71,7 +71,6 @@ cdef inline double now() noexcept nogil:
     return ts.tv_sec + ts.tv_nsec * 1e-9
 
 
-
 # ---- one game in flight -----------------------------------------------------------------------------
 
 cdef object handed_over(float* p, tuple shape):
@@ -437,7 +436,7 @@ cdef class SelfPlayPool:
         with ``progress_info()``: driven by counts, so a long game reports while it is played.
         """
         cdef Slot g
-        cdef int n, rc, k
+        cdef int n, rc
         cdef float* bptr = &self.batch_v[0, 0, 0, 0]
         cdef float[::1] vv
         live = []

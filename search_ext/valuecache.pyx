@@ -21,8 +21,6 @@ from libc.stdint cimport uint64_t, int32_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
 
-import numpy as np
-
 
 cdef inline uint64_t fmix(uint64_t x) noexcept nogil:
     x ^= x >> 33

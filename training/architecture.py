@@ -159,7 +159,7 @@ class Architecture:
         return asdict(self)
 
     @classmethod
-    def from_meta(cls, meta: dict, error=ArchitectureError, where: str = "network") -> "Architecture":
+    def from_meta(cls, meta: dict, error=ArchitectureError, where: str = "network") -> Architecture:
         """The architecture a checkpoint's (or a config's) network record describes, checked
         (``error`` names the entry); missing optional fields take the defaults, which are what
         every network was built with before they were stored. Other keys are ignored."""

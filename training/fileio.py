@@ -242,7 +242,7 @@ class FileLock:
         self.timeout, self.busy, self.error, self.poll = timeout, busy, error, poll
         self.fd = None
 
-    def acquire(self) -> "FileLock":
+    def acquire(self) -> FileLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -282,7 +282,7 @@ class FileLock:
     def held(self) -> bool:
         return self.fd is not None
 
-    def __enter__(self) -> "FileLock":
+    def __enter__(self) -> FileLock:
         return self.acquire()
 
     def __exit__(self, *exc) -> None:

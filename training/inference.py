@@ -64,7 +64,7 @@ class Network:
         self.architecture.check_weights(self.weights, self.planes_shape)
 
     @classmethod
-    def of_model(cls, model, weights: dict | None = None) -> "Network":
+    def of_model(cls, model, weights: dict | None = None) -> Network:
         """The network of a Keras model built by ``build_model``: its architecture, ``weights``
         (default: a snapshot of its current ones, ``model_weights``) and its input shape."""
         return cls(architecture_of(model), model_weights(model) if weights is None else weights,

@@ -224,8 +224,8 @@ def make_train_step(model, optimizer):
 # ---- files ----------------------------------------------------------------------------------------
 
 def _write_vars(group, variables) -> None:
-    for i, v in enumerate(variables):
-        group.create_dataset(f"{i:04d}", data=np.asarray(v.numpy() if hasattr(v, "numpy") else v))
+    for i, var in enumerate(variables):
+        group.create_dataset(f"{i:04d}", data=np.asarray(var.numpy() if hasattr(var, "numpy") else var))
 
 
 def _read_arrays(group, shapes, path: Path, what: str) -> list:
@@ -255,7 +255,7 @@ def _read_arrays(group, shapes, path: Path, what: str) -> list:
 
 
 def _read_vars(group, variables, path: Path, what: str) -> None:
-    for arr, var in zip(_read_arrays(group, [tuple(v.shape) for v in variables], path, what), variables):
+    for arr, var in zip(_read_arrays(group, [tuple(var.shape) for var in variables], path, what), variables):
         var.assign(arr)
 
 

@@ -300,7 +300,7 @@ class _Progress:
              "abandoned_games")
 
     @classmethod
-    def restore(cls, seed: int, counters: dict | None, record: dict | None) -> "_Progress":
+    def restore(cls, seed: int, counters: dict | None, record: dict | None) -> _Progress:
         """The progress of a fresh member, or of the saved ``counters`` (``rng`` aside)."""
         c = dict(counters or {})
         p = cls(seed=c.get("seed", seed), games=c.get("games", 0), examples=c.get("examples", 0),

@@ -38,7 +38,7 @@ def games_cmd(names, as_json):
     if as_json:
         click.echo(json.dumps([f for _, f in records], indent=2))
         return
-    for info, f in records:
+    for info, _f in records:
         d = info.definition
         click.echo(f"{info.spec}  (version {d.version})")
         click.echo(f"  {d.summary}")
@@ -110,20 +110,20 @@ def _random_match(spec: str, n_games: int, seed: int, progress: bool = True) -> 
         done, k = 0, 0
         while done < n_games:
             m = min(chunk, n_games - done)
-            r, l = random_games(state, m, (seed * 1_000_003 + k) & 0xFFFFFFFFFFFFFFFF)
+            r, lens = random_games(state, m, (seed * 1_000_003 + k) & 0xFFFFFFFFFFFFFFFF)
             results.append(r)
-            lengths.append(l)
+            lengths.append(lens)
             done += m
             k += 1
             bar.update(m)
     dt = time.perf_counter() - t0
     r = np.concatenate(results) if results else np.zeros(0, np.int8)
-    l = np.concatenate(lengths) if lengths else np.zeros(0, np.int32)
+    plies = np.concatenate(lengths) if lengths else np.zeros(0, np.int32)
     return {"game": info.spec, "games": n_games, "first_wins": int((r == 1).sum()),
             "draws": int((r == 0).sum()), "second_wins": int((r == -1).sum()),
-            "mean_plies": float(l.mean()) if n_games else 0.0, "seconds": dt,
+            "mean_plies": float(plies.mean()) if n_games else 0.0, "seconds": dt,
             "games_per_s": n_games / dt if dt > 0 else float("inf"),
-            "plies_per_s": float(l.sum()) / dt if dt > 0 else float("inf")}
+            "plies_per_s": float(plies.sum()) / dt if dt > 0 else float("inf")}
 
 
 @cli.command("random-match")
@@ -160,7 +160,7 @@ def tour(seed, config_paths):
     configs = [(p, load_config(p)) for p in config_paths] if config_paths else all_configs()
     click.echo(f"{'game':<30} {'perft':>16} {'nodes/s':>14} {'random games/s':>15} "
                f"{'first/draw/second %':>22}")
-    for path, cfg in configs:
+    for _path, cfg in configs:
         spec, depth, n = cfg["game"]["spec"], cfg["tour"]["perft_depth"], cfg["tour"]["random_games"]
         info = load_game(spec)
         state = info.new_state()

@@ -30,7 +30,7 @@ from search_ext.agent_base import Agent
 from search_ext.engine_spec import parse_engine_spec
 from descent.protocols import notation as nt
 
-_OPEN: "weakref.WeakSet" = weakref.WeakSet()
+_OPEN: weakref.WeakSet = weakref.WeakSet()
 
 
 class EngineError(GameError):
@@ -38,7 +38,7 @@ class EngineError(GameError):
     illegal move."""
 
 
-def make_engine_agent(spec: str, game) -> "EngineAgent":
+def make_engine_agent(spec: str, game) -> EngineAgent:
     info = games.load(game)
     kind, opts = parse_engine_spec(spec)
     cls = UciAgent if kind == "uci" else GtpAgent

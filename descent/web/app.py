@@ -213,7 +213,7 @@ class Session:
         return (f"[Game \"{self.bot.info.spec}\"]\n[Date \"{self.started} UTC\"]\n"
                 f"[You \"{players[self.seat]}\"]\n[Computer \"{players[1 - self.seat]}\"]\n"
                 f"[Level \"{self.level}\"]\n[Result \"{res['score'] if res else '*'}\"]\n"
-                + (f"[Termination \"resignation\"]\n" if self.resigned else "")
+                + ("[Termination \"resignation\"]\n" if self.resigned else "")
                 + numbered + "\n")
 
     def think(self) -> None:
