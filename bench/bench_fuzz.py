@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import time
@@ -68,7 +69,8 @@ def main(argv=None) -> int:
     print(f"{'TOTAL':<13} {t['inputs']:>6} {t['ok']:>6} {t['crash']:>5} {t['hang']:>5} {t['traceback']:>5} "
           f"{t['multiline']:>5} {t['invariant']:>4} {t['accepted']:>5} {t['refused_valid']:>4}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"tree": args.tree, "seed": args.seed, "per": args.per,
+        tree = os.path.relpath(args.tree, ROOT) if os.path.abspath(args.tree).startswith(str(ROOT)) else args.tree
+        Path(args.json).write_text(json.dumps({"tree": tree, "seed": args.seed, "per": args.per,
                                                "categories": report, "total": totals}, indent=2))
     return 0
 

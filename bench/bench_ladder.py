@@ -48,6 +48,7 @@ import multiprocessing as mp
 import os
 import platform
 import random
+import re
 import sys
 import time
 import zlib
@@ -608,6 +609,19 @@ def _figures(data: dict, folder: str) -> None:
     plt.close(fig)
 
 
+def card_rating(entry: dict, label: str) -> dict:
+    """A checkpoint's rating as its model card holds it: the fit's Elo with its interval, or, for a
+    checkpoint that won every ladder game (the fit then only says "above the top rung"), the rating
+    of the strongest rung it beat as a lower bound (``at_least``, no upper end)."""
+    scores = {x["b"]: x["score"] for x in entry["pairs"] if x["a"] == label}
+    if scores and all(s >= 1.0 for s in scores.values()):
+        top = max(scores, key=lambda k: int(re.sub(r"\D", "", k) or 0))
+        r = entry["elo"][top]["elo"]
+        return {"elo": r, "low": r, "high": None, "at_least": True}
+    e = entry["elo"][label]
+    return {"elo": e["elo"], "low": e["lo"], "high": e["hi"]}
+
+
 def fill_cards(data: dict, echo=print) -> int:
     """Write each shipped network's Elo (and the measured CPU-hours of its checkpoint) into its model
     card (``checkpoints/shipped/<game>/card.json``), matching networks by the sha256 of their
@@ -628,11 +642,10 @@ def fill_cards(data: dict, echo=print) -> int:
             p = by_sha.get(net["sha256"])
             if p is None or p["label"] not in entry.get("elo", {}):
                 continue
-            e = entry["elo"][p["label"]]
-            net["elo"] = {"elo": e["elo"], "low": e["lo"], "high": e["hi"], "anchor": f"{entry['anchor']} = 0",
-                          "ladder": entry["ladder"], "agent": entry["agent"],
-                          "scores": {x["b"]: [x["score"], x["low"], x["high"], x["games"]] for x in entry["pairs"]
-                                     if x["a"] == p["label"]},
+            scores = {x["b"]: [x["score"], x["low"], x["high"], x["games"]] for x in entry["pairs"]
+                      if x["a"] == p["label"]}
+            net["elo"] = {**card_rating(entry, p["label"]), "anchor": f"{entry['anchor']} = 0",
+                          "ladder": entry["ladder"], "agent": entry["agent"], "scores": scores,
                           "source": "bench/results_ladder.json (bench/bench_ladder.py)"}
             if p.get("cpu_hours") is not None:
                 net["cpu_hours"] = p["cpu_hours"]       # measured: user+sys of the training process tree

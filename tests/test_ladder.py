@@ -108,3 +108,14 @@ def test_rung_token_is_the_inverse_of_rung_player():
                         ("reversi(size=6)", "300")):
         p = bl.rung_player(spec, token)
         assert bl.rung_player(spec, bl.rung_token(p["label"], p["sims"])) == p
+
+
+def test_a_card_keeps_an_unbeaten_checkpoint_as_a_lower_bound():
+    """The model card of a checkpoint that won every ladder game holds the strongest beaten rung's
+    rating with ``at_least`` (not the fit's figure, which only says "above"); a beaten one its fit."""
+    entry = {"pairs": [{"a": "a", "b": "mcts1000", "score": 1.0}, {"a": "a", "b": "mcts300000-ours", "score": 1.0},
+                       {"a": "b", "b": "mcts1000", "score": 0.5}],
+             "elo": {"mcts1000": {"elo": 430.0}, "mcts300000-ours": {"elo": 1205.7},
+                     "a": {"elo": 2305.4, "lo": 2146.8, "hi": 2543.1}, "b": {"elo": 431.0, "lo": 300.0, "hi": 560.0}}}
+    assert bl.card_rating(entry, "a") == {"elo": 1205.7, "low": 1205.7, "high": None, "at_least": True}
+    assert bl.card_rating(entry, "b") == {"elo": 431.0, "low": 300.0, "high": 560.0}

@@ -217,7 +217,7 @@ def test_descent_play_elo_refusals(args, says):
 def test_docs_quote_the_shipped_tables():
     doc = (ROOT / "docs" / "strength.md").read_text()
     assert strength.markdown_table() in doc, "docs/strength.md: regenerate the table (descent.strength.markdown_table)"
-    bench = (ROOT / "BENCHMARKS.md").read_text()
+    bench = (ROOT / "docs" / "research.md").read_text()
     for spec, (d, card, t) in _tables().items():
         assert card.get("strength") == strength.card_levels(t), f"{d}/card.json: levels differ from its table"
         if spec in RATED and t.get("check"):
