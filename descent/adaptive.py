@@ -49,6 +49,10 @@ from pathlib import Path
 
 from games.errors import GameError
 from training import fileio
+from descent import shipped
+from descent.networks import best_network, ranked_pools
+from training.run import DEFAULT_ROOT
+from descent.calibrate import find_calibration
 
 DATA_ENV = "DESCENT_DATA_DIR"
 DEFAULT_ITERATIONS = 100
@@ -139,9 +143,6 @@ def ladder(game_spec: str, root=None, net: str | None = "best") -> list[dict]:
 
 
 def _network_ladder(game_spec: str, root, net) -> list[dict]:
-    from descent import shipped
-    from descent.networks import best_network, ranked_pools
-    from training.run import DEFAULT_ROOT
     root = Path(root) if root else DEFAULT_ROOT
     if net != "best":
         tag = Path(net).name if net else "playout"
@@ -265,8 +266,6 @@ class Adaptive:
         self.game, self.lo, self.hi = game, min_iterations, max_iterations
         self.rungs = rungs if rungs is not None else ladder(game, root, net)
         if start_iterations is None:
-            from descent import shipped
-            from descent.calibrate import find_calibration
             cal = find_calibration(game, "minibal_plus", root=root)
             if cal is None and any(shipped.is_shipped(r.get("net")) for r in self.rungs):
                 cal = shipped.calibration(game)        # the one shipped beside the networks
@@ -299,7 +298,7 @@ class Adaptive:
         if person_score not in (0, 0.5, 1):
             raise ProfileError(f"person's score {person_score!r}: expected 0, 0.5 or 1")
         played = (self.iterations, self.entry["rung"])       # what this game was played at
-        change = {}
+        change: dict = {}
 
         def apply(profile: Profile) -> None:
             if save:                                          # the latest entry, read under the lock

@@ -57,6 +57,15 @@ import numpy as np
 
 import games
 from search_ext.valuecache import ValueCache
+from search_ext.agents import BestFirstAgent
+from search_ext.evaluators import CallableEvaluator
+from search_ext.agents import parse_agent
+from search_ext.engine_spec import ENGINE_KINDS
+from descent.gamerecord import GameRecord, game_seed
+from descent.protocols.outside import EngineError
+from descent import networks
+from search_ext.engine_spec import is_engine_spec
+from training.pool import spawn_pool
 
 DEFAULT_GAMES_IN_FLIGHT = 16
 DEFAULT_MEMORY_MB = 1024.0       # search_ext.bestfirst.DEFAULT_MAX_MB: one search's default cap
@@ -65,8 +74,6 @@ DEFAULT_CACHE_STATES = 500_000   # values kept per network and generation (two: 
 
 def _network_fn(agent):
     """The batch function ``fn(planes) -> values`` behind a best-first agent's network, or None."""
-    from search_ext.agents import BestFirstAgent
-    from search_ext.evaluators import CallableEvaluator
     if type(agent) is not BestFirstAgent:
         return None
     ev = agent.search.evaluator
@@ -82,8 +89,6 @@ def batchable(specs) -> bool:
     """Can games between these agents (specs) be played by the driver: is any of them a best-first
     agent with a network, and every other one either such an agent, one without a network, or an
     outside engine (one process per game in flight)?"""
-    from search_ext.agents import parse_agent
-    from search_ext.engine_spec import ENGINE_KINDS
     batched = False
     for spec in specs:
         name, opts = parse_agent(spec)
@@ -180,8 +185,6 @@ def play(game, agent_a, agent_b, index: int, seed: int, a_first=None, opening_pl
     ``opening`` (moves in the game's notation) is given. It yields a batched agent whenever its
     search is to be stepped (``move``) and returns the ``GameRecord``. An outside engine that fails
     (``EngineError``) aborts the game: the record has ``aborted`` set and no result."""
-    from descent.gamerecord import GameRecord, game_seed
-    from descent.protocols.outside import EngineError
     state = games.load(game).new_state()
     if a_first is None:
         a_first = index % 2 == 0
@@ -219,6 +222,7 @@ def play(game, agent_a, agent_b, index: int, seed: int, a_first=None, opening_pl
         rec.moves.append(state.move_to_str(action))
         state.push(action)
     o = state.outcome()
+    assert o is not None              # the loop above ends only when the game is over
     rec.result, rec.score, rec.plies = o.binary, o.score, state.ply
     return rec
 
@@ -334,18 +338,17 @@ def run_batched(tasks, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT,
     ``{(spec, game): [free agents]}``, kept for the caller's next call (default: a pool of this
     call's own, closed when it ends)."""
     if make_agent is None:
-        from descent.networks import make_agent
+        make_agent = networks.make_agent
     own_pool = engines is None
-    engines = {} if own_pool else engines
+    pool: dict = {} if engines is None else engines
     try:
-        yield from _run_batched(tasks, games_in_flight, memory_mb, stats, make_agent, cache_states, engines)
+        yield from _run_batched(tasks, games_in_flight, memory_mb, stats, make_agent, cache_states, pool)
     finally:
         if own_pool:
-            close_engines(engines)
+            close_engines(pool)
 
 
 def _run_batched(tasks, games_in_flight, memory_mb, stats, make_agent, cache_states, engines):
-    from search_ext.engine_spec import is_engine_spec
     tasks = list(tasks)
     if games_in_flight < 1:
         raise ValueError(f"games_in_flight must be >= 1, got {games_in_flight}")
@@ -434,7 +437,6 @@ def run_tasks_batched(tasks, workers: int = 1, games_in_flight: int = DEFAULT_GA
     if workers <= 1 or len(tasks) <= games_in_flight:
         yield from run_batched(tasks, games_in_flight, memory_mb)
         return
-    from training.pool import spawn_pool
     chunks = [(tasks[i:i + games_in_flight], games_in_flight, memory_mb)
               for i in range(0, len(tasks), games_in_flight)]
     with spawn_pool(min(workers, len(chunks))) as pool:

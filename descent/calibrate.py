@@ -58,6 +58,18 @@ from games.errors import GameError
 from descent.stats import mean_ci
 from training import fileio
 from training.fileio import crash_point
+from games.validate import MAX_COUNT, MAX_SECONDS
+from search_ext.agents import parse_agent
+from descent.budgets import parse_budget
+from descent.networks import make_agent
+from search_ext.engine_spec import is_engine_spec
+from descent.match import make_opening
+from descent.match import play_game
+from descent import batched
+from descent.batched import close_engines
+from descent.distributed import run_tasks_ray
+from descent.match import play_task
+from training.run import DEFAULT_ROOT
 
 SUBDIR = "calibrations"
 DESIGN = "logistic-fit"          # in the keys: logs and results of the earlier bisection are not reused
@@ -138,7 +150,6 @@ def check_range(s: Settings) -> None:
         raise CalibrationError(f"unit {s.unit!r}: expected iterations or time")
     if not (s.low > 0 and s.high > s.low and math.isfinite(s.high)):
         raise CalibrationError(f"budget range {s.low:g}..{s.high:g}: need 0 < low < high, both finite")
-    from games.validate import MAX_COUNT, MAX_SECONDS
     top = MAX_COUNT if s.unit == "iterations" else MAX_SECONDS
     if s.high > top:
         raise CalibrationError(f"budget range {s.low:g}..{s.high:g}: high must be at most {top:g}")
@@ -210,7 +221,6 @@ class Players:
     (high net, low net) pair in turn; otherwise the one agent."""
 
     def __init__(self, s: Settings, run_dir: Path):
-        from search_ext.agents import parse_agent
         self.s = s
         name, opts = parse_agent(s.algorithm)
         if opts.get("time") is not None or opts.get("iterations") is not None:
@@ -236,7 +246,6 @@ class Players:
             if opts.get("net"):
                 raise CalibrationError("with --against pool the balanced player uses the high-pool nets: "
                                        "leave net= out of --algorithm")
-            from descent.budgets import parse_budget
             ob = parse_budget(s.opponent_budget, CalibrationError)
             self.pairs = [(h["path"], h["net"], _join(f"minimax:{ob}", f"net={lo['path']}"), lo["net"])
                           for h in pools["high"] for lo in pools["low"]]
@@ -255,7 +264,6 @@ class Players:
 
     def agent(self, spec: str):
         """The agent of ``spec``, built once (games played one by one share it)."""
-        from descent.networks import make_agent
         if spec not in self.cache:
             if len(self.cache) > 24:
                 for old in self.cache.values():
@@ -268,9 +276,6 @@ class Players:
         """``make_agent`` for the batched driver: an agent with a network is built once and kept
         (the driver plays copies of it that share its network); any other is built afresh (each game
         in flight has its own; outside engines come from the driver's pool, kept in ``engines``)."""
-        from descent.networks import make_agent
-        from search_ext.agents import parse_agent
-        from search_ext.engine_spec import is_engine_spec
         if not is_engine_spec(spec) and parse_agent(spec)[1].get("net"):
             return self.agent(spec)
         return make_agent(spec, game)
@@ -290,7 +295,6 @@ class Players:
         Minibal_+ on iteration budgets) replay one game per seat: 24 games were 2 games repeated; and
         with one set of openings for every budget, the fit's games at neighbouring budgets would
         share their openings' luck."""
-        from descent.match import make_opening
         if self.s.opening_plies <= 0:
             return []
         key = (budget, k // 2)
@@ -313,7 +317,6 @@ class Players:
 
     def play(self, budget, k: int) -> dict:
         """Game ``k`` at ``budget``, played alone."""
-        from descent.match import play_game
         t = self.task(budget, k)
         t0 = time.perf_counter()
         rec = play_game(self.s.game, self.agent(t["agent_a"]), self.agent(t["agent_b"]), k, t["seed"],
@@ -325,7 +328,6 @@ class Players:
         Games with a network are played many at a time by ``descent.batched`` (one network call per
         round of searches; an outside engine opponent: one engine process per game in flight), the
         others one by one. The records are the games' own, however they were played."""
-        from descent import batched
         tasks = [self.task(b, k) for b, k in keys]
         if tasks and batched.batchable({t[x] for t in tasks for x in ("agent_a", "agent_b")}):
             for task, rec in batched.run_batched(tasks, self.games_in_flight, make_agent=self.make,
@@ -337,7 +339,6 @@ class Players:
 
     def close(self) -> None:
         """Stop the outside engines this calibration started."""
-        from descent.batched import close_engines
         close_engines(self.engines)
         for agent in self.cache.values():
             getattr(agent, "close", lambda: None)()
@@ -394,18 +395,18 @@ class Fit:
         w = self.w.ravel()
         order = np.argsort(g, kind="stable")
         cum = np.cumsum(w[order])
-        low = float(g[order][min(len(g) - 1, np.searchsorted(cum, 0.025))])
-        high = float(g[order][min(len(g) - 1, np.searchsorted(cum, 0.975))])
+        low = float(g[order][min(len(g) - 1, int(np.searchsorted(cum, 0.025)))])
+        high = float(g[order][min(len(g) - 1, int(np.searchsorted(cum, 0.975)))])
         return float((w * g).sum()), low, high
 
     def root_quantile(self, q: float) -> float:
         """The ``q`` quantile of the root's posterior (in ln budget)."""
         cum = np.cumsum(self.w.sum(axis=1))
-        return float(self.theta[min(ROOT_POINTS - 1, np.searchsorted(cum, q))])
+        return float(self.theta[min(ROOT_POINTS - 1, int(np.searchsorted(cum, q)))])
 
     def slope_quantile(self, q: float) -> float:
         cum = np.cumsum(self.w.sum(axis=0))
-        return float(SLOPES[min(len(SLOPES) - 1, np.searchsorted(cum, q))])
+        return float(SLOPES[min(len(SLOPES) - 1, int(np.searchsorted(cum, q)))])
 
     def answer(self):
         """The budget whose posterior mean gain is nearest the target (the smaller one on a tie),
@@ -492,8 +493,6 @@ def calibrate(s: Settings, run_dir, echo=None, progress: bool = False, stop_afte
         res_name, log_name = names(s)
         res_path, log_path = out_dir / res_name, out_dir / log_name
         if ray_address is not None:
-            from descent.distributed import run_tasks_ray
-            from descent.match import play_task
 
             def play(keys):
                 tasks = [players.task(b, k) for b, k in keys]
@@ -687,7 +686,6 @@ def find_calibration(game: str, algorithm: str = "minibal_plus", root=None, run_
     None. Looks in ``run_dir``, else in every run under ``root``; prefers, in order: calibrations
     against an opponent starting with ``prefer_against``, target 0 with the gain metric, converged
     ones, iterations, the newest."""
-    from training.run import DEFAULT_ROOT
     dirs = [Path(run_dir)] if run_dir else sorted(Path(root or DEFAULT_ROOT).glob("*"))
     best, best_key = None, None
     for d in dirs:

@@ -18,18 +18,19 @@ from descent.gamerecord import GameRecord, game_seed  # noqa: F401  (re-exported
 from descent.networks import make_agent
 from training.pool import spawn_pool
 from search_ext.agents import parse_agent
+import random
+from descent.distributed import run_tasks_ray
 
 
 def make_opening(game: str, plies: int, key: str) -> list[str]:
     """``plies`` uniformly random moves from the start, seeded by ``key`` (a string: reproducible
     across runs and machines); never a finished game (shorter when every try ends the game)."""
-    import random
     info = games.load(game)
     rng = random.Random(f"opening|{game}|{key}")
     for n in range(plies, 0, -1):
         for _ in range(50):
             state = info.new_state()
-            moves = []
+            moves: list[str] = []
             while len(moves) < n and not state.is_game_over():
                 a = rng.choice(state.legal_actions_list())
                 moves.append(state.move_to_str(a))
@@ -89,7 +90,6 @@ def run_tasks(tasks: list[dict], workers: int = 1, ray_address: str | None = Non
     """Yield ``(task, record)`` for every task, in completion order (spawned worker processes, or
     Ray tasks when ``ray_address`` is given)."""
     if ray_address is not None:
-        from descent.distributed import run_tasks_ray
         yield from run_tasks_ray(tasks, ray_address, play_task)
         return
     if batched.batchable({t[k] for t in tasks for k in ("agent_a", "agent_b")}):

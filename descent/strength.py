@@ -34,6 +34,10 @@ from pathlib import Path
 
 from games import validate as v
 from games.errors import GameError
+from descent import shipped
+import games
+import os
+from search_ext.agents import parse_agent
 
 __all__ = ["StrengthError", "LEVEL_ITERATIONS", "SIGMA", "CURVE_MUS", "TABLE_FILE", "level_ratings",
            "level_for_elo", "load_table", "rating_text", "setting_spec", "level_spec", "matches"]
@@ -88,7 +92,6 @@ TABLE = v.Record({"format": v.Str(64, choices=(FORMAT,)), "game": v.Str(256, emp
 
 
 def _table_path(game_spec: str, base=None) -> Path | None:
-    from descent import shipped
     found = shipped.find(game_spec, base)
     if found is None:
         return None
@@ -105,7 +108,6 @@ def load_table(path, game_spec: str | None = None) -> dict:
 
 def table(game_spec: str, base=None) -> dict | None:
     """The rating table of a game spec (canonical, e.g. ``reversi(size=6)``), or None when none ships."""
-    import games
     spec = games.load(game_spec).spec
     path = _table_path(spec, base)
     if path is None or not path.is_file():
@@ -114,7 +116,6 @@ def table(game_spec: str, base=None) -> dict | None:
 
 
 def _resolved(spec: str, game_spec: str, base=None) -> str:
-    from descent import shipped
     found = shipped.find(game_spec, base)
     return shipped._resolve(spec, found[0]) if found else spec
 
@@ -137,11 +138,9 @@ def level_for_elo(game_spec: str, elo: float, base=None) -> dict:
     """The measured setting whose rating is nearest to ``elo``: {"spec" (shipped paths resolved),
     "elo", "low", "high", "label", "mu", "anchor"}. ``StrengthError`` for a game without a table or an
     ``elo`` outside the table's range (the message gives the range)."""
-    import games
     spec = games.load(game_spec).spec
     t = table(spec, base)
     if t is None:
-        from descent import shipped
         have = sorted(e[1]["game"] for e in shipped.entries(base)
                       if (e[0] / TABLE_FILE).is_file())
         raise StrengthError(f"{spec} has no rating table, so --elo cannot be used with it "
@@ -174,8 +173,6 @@ def anchor(game_spec: str, base=None) -> str | None:
 
 def _canonical(spec: str):
     """An agent spec without its seed, the network as a resolved path: what decides the strength."""
-    import os
-    from search_ext.agents import parse_agent
     name, opts = parse_agent(spec)
     opts = {k: val for k, val in opts.items() if k != "seed"}
     if opts.get("net"):
@@ -199,7 +196,6 @@ def markdown_table(base=None) -> str:
     """The docs' table of every shipped rating table (``docs/strength.md`` holds exactly this;
     ``tests/test_strength.py`` checks it): per game, each named level's rating with its 95% interval,
     then the continuous curve of ``--elo``."""
-    from descent import shipped
     rows = ["| game | level | setting | Elo [95%] | games |", "|---|---|---|---|---|"]
     for d, card in shipped.entries(base):
         path = d / TABLE_FILE
