@@ -262,7 +262,10 @@ def _rating_text(elo) -> str:
     scores = elo.get("scores") or {}
     if scores and all(s[0] >= 1.0 for s in scores.values()):
         top = max(scores, key=lambda k: int(re.sub(r"\D", "", k) or 0))
-        return f"unbeaten: above the top rung ({top}, {sum(s[3] for s in scores.values())} games won)"
+        games = sum(s[3] for s in scores.values())
+        if elo.get("at_least"):
+            return f"at least {elo['elo']:+,.0f} (unbeaten: won all {games} games up to {top})"
+        return f"unbeaten: above the top rung ({top}, {games} games won)"
     return f"{elo['elo']:+,.0f} [{elo['low']:+,.0f}, {elo['high']:+,.0f}]"
 
 
