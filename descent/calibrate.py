@@ -67,7 +67,7 @@ from descent.match import make_opening
 from descent.match import play_game
 from descent import batched
 from descent.batched import close_engines
-from descent.distributed import run_tasks_ray
+from descent import distributed
 from descent.match import play_task
 from training.run import DEFAULT_ROOT
 
@@ -496,7 +496,7 @@ def calibrate(s: Settings, run_dir, echo=None, progress: bool = False, stop_afte
 
             def play(keys):
                 tasks = [players.task(b, k) for b, k in keys]
-                for task, rec in run_tasks_ray(tasks, ray_address, play_task):
+                for task, rec in distributed.run_tasks_ray(tasks, ray_address, play_task):
                     yield players.record(task, rec, rec.seconds_a + rec.seconds_b)
         elif hasattr(players, "run"):
             play = players.run

@@ -19,7 +19,7 @@ from descent.networks import make_agent
 from training.pool import spawn_pool
 from search_ext.agents import parse_agent
 import random
-from descent.distributed import run_tasks_ray
+from descent import distributed
 
 
 def make_opening(game: str, plies: int, key: str) -> list[str]:
@@ -90,7 +90,7 @@ def run_tasks(tasks: list[dict], workers: int = 1, ray_address: str | None = Non
     """Yield ``(task, record)`` for every task, in completion order (spawned worker processes, or
     Ray tasks when ``ray_address`` is given)."""
     if ray_address is not None:
-        yield from run_tasks_ray(tasks, ray_address, play_task)
+        yield from distributed.run_tasks_ray(tasks, ray_address, play_task)
         return
     if batched.batchable({t[k] for t in tasks for k in ("agent_a", "agent_b")}):
         yield from batched.run_tasks_batched(tasks, workers)
