@@ -197,7 +197,10 @@ def _failed_computer_move(app):
     g = new(app, side="second")
     session = app.app.state.hub.sessions[g["id"]]
     real = session.bot.reply
-    session.bot.reply = lambda: (_ for _ in ()).throw(RuntimeError("the search failed"))
+    def failing_search():
+        raise RuntimeError("the search failed")
+
+    session.bot.reply = failing_search
     assert "internal error" in error_of(app.post(f"/api/game/{g['id']}/reply"), 500)
     view = app.get(f"/api/game/{g['id']}").json()
     assert not view["thinking"] and not view["your_turn"] and not view["over"] and view["record"] == []

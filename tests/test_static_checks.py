@@ -50,11 +50,6 @@ def test_mypy_finds_nothing_in_descent_and_training():
     assert r.returncode == 0 and "Success: no issues found" in r.stdout, r.stdout[-6000:] + r.stderr[-2000:]
 
 
-# Files being edited elsewhere while this check was added; their deferred imports are to be moved
-# or commented after that work is merged (then this set is emptied).
-LAZY_IMPORT_TODO: set[str] = set()      # files not checked yet (none)
-
-
 def _deferred_imports_without_reason(files) -> list[str]:
     """``path:line: statement`` of each import inside a function whose line (or the line above)
     has no ``# lazy: ...`` comment saying why it is not at the module's top."""
@@ -79,10 +74,9 @@ def test_imports_are_at_module_top_unless_a_comment_says_why():
     files = [p for pkg in ("descent", "training") for p in sorted((ROOT / pkg).rglob("*.py"))]
     files += [p for pkg in ("games", "search_ext") for p in sorted((ROOT / pkg).glob("*.py"))]
     assert len(files) > 50
-    checked = [p for p in files if p.relative_to(ROOT).as_posix() not in LAZY_IMPORT_TODO]
-    assert not _deferred_imports_without_reason(checked), "\n".join(
-        ["imports inside functions without a '# lazy: why' comment (move them to the top):",
-         *_deferred_imports_without_reason(checked)])
+    found = _deferred_imports_without_reason(files)
+    assert not found, "\n".join(
+        ["imports inside functions without a '# lazy: why' comment (move them to the top):", *found])
 
 
 def test_the_lazy_import_check_finds_a_planted_import(tmp_path):

@@ -97,32 +97,12 @@ class ApiError(Exception):
         self.message = " ".join(str(message).split())
 
 
-def level_rating(game_spec: str, level: str, root=None, budget_given: bool = False) -> dict | None:
-    """The rating of ``level`` for ``game_spec`` as this server plays it, when one is known:
-    ``{"elo", "low", "high", "anchor"}`` from the game's rating table (``descent.strength``), or
-    None. A table rates the shipped final network at a fixed budget, so it applies only when the
-    server plays that network (no network of the user's is better ranked) at the level's own budget
-    (no ``--time`` or ``--iterations``); the adaptive level's is the rating of its start. No number
-    is made up here: where nothing is known nothing is shown."""
-    if budget_given:
-        return None
-    try:
-        entry = strength.level_ratings(game_spec).get(level)
-        if entry is None:
-            return None
-        final, used = shipped.network(game_spec), best_network(game_spec, root)
-        if not final or not used or os.path.realpath(final) != os.path.realpath(used):
-            return None
-        return {"elo": entry["elo"], "low": entry["low"], "high": entry["high"],
-                "anchor": strength.anchor(game_spec)}
-    except (ImportError, GameError, OSError):
-        return None
-
-
-def elo_range(game_spec: str, root=None, budget_given: bool = False) -> dict | None:
-    """``{"low", "high", "anchor"}``: the Elo range a person can ask for with ``elo`` (the game's
-    rating table, ``descent.strength``), under the same conditions as ``level_rating`` (the server
-    plays the shipped final network at the table's budgets); None where ``elo`` cannot be used."""
+def _rated_table(game_spec: str, root=None, budget_given: bool = False) -> dict | None:
+    """The game's rating table (``descent.strength``) where it applies to what this server plays, or
+    None. A table rates the shipped final network at fixed budgets, so it applies only when the
+    server plays that network (no network of the user's is better ranked) at the table's own budgets
+    (no ``--time`` or ``--iterations``). No number is made up here: where nothing is known nothing
+    is shown."""
     if budget_given:
         return None
     try:
@@ -130,9 +110,29 @@ def elo_range(game_spec: str, root=None, budget_given: bool = False) -> dict | N
         final, used = shipped.network(game_spec), best_network(game_spec, root)
         if t is None or not final or not used or os.path.realpath(final) != os.path.realpath(used):
             return None
-        return {"low": t["settings"][0]["elo"], "high": t["settings"][-1]["elo"], "anchor": t["anchor"]}
+        return t
     except (ImportError, GameError, OSError):
         return None
+
+
+def level_rating(game_spec: str, level: str, root=None, budget_given: bool = False) -> dict | None:
+    """The rating of ``level`` for ``game_spec`` as this server plays it, when one is known:
+    ``{"elo", "low", "high", "anchor"}`` (``_rated_table``'s conditions); the adaptive level's is the
+    rating of its start."""
+    t = _rated_table(game_spec, root, budget_given)
+    if t is None or level not in t["levels"]:
+        return None
+    entry = t["levels"][level]
+    return {"elo": entry["elo"], "low": entry["low"], "high": entry["high"], "anchor": t["anchor"]}
+
+
+def elo_range(game_spec: str, root=None, budget_given: bool = False) -> dict | None:
+    """``{"low", "high", "anchor"}``: the Elo range a person can ask for with ``elo``
+    (``_rated_table``'s conditions); None where ``elo`` cannot be used."""
+    t = _rated_table(game_spec, root, budget_given)
+    if t is None:
+        return None
+    return {"low": t["settings"][0]["elo"], "high": t["settings"][-1]["elo"], "anchor": t["anchor"]}
 
 
 def _rating(rating: dict | None) -> dict | None:
@@ -279,12 +279,12 @@ class Hub:
         self.pool = ThreadPoolExecutor(max_workers=max_games + 1, thread_name_prefix="descent-search")
         self._build_lock = threading.Lock()      # networks load one at a time (a shared cache)
         self._ratings: dict = {}
+        self._elo_ranges: dict = {}
 
     def elo_range(self, spec: str) -> dict | None:
-        key = (spec, "elo")
-        if key not in self._ratings:
-            self._ratings[key] = elo_range(spec, self.root, self.time is not None or self.iterations is not None)
-        return self._ratings[key]
+        if spec not in self._elo_ranges:
+            self._elo_ranges[spec] = elo_range(spec, self.root, self.time is not None or self.iterations is not None)
+        return self._elo_ranges[spec]
 
     def rating(self, spec: str, level: str) -> dict | None:
         key = (spec, level)
