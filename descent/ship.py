@@ -153,8 +153,8 @@ def _relative(value, prefix: str):
 
 
 def calibrate_shipped(game: str, opponent_budget: str = "iterations=200", low: int = 1, high: int = 2000,
-                      max_games: int = 200, near_games: int = 40, seed: int = 0, base=None, work=None,
-                      echo=None) -> dict:
+                      max_games: int = 400, near_games: int = 40, precision: float = 0.1, seed: int = 0,
+                      base=None, work=None, echo=None) -> dict:
     """Calibrate the balanced player on the shipped networks of ``game`` and ship the result
     (``calibration.json``, named in the card). Raises ``CalibrationError``/``Unreachable`` (nothing
     shipped) like ``descent calibrate``."""
@@ -169,7 +169,7 @@ def calibrate_shipped(game: str, opponent_budget: str = "iterations=200", low: i
     shas = {r: card["networks"][r]["sha256"] for r in shipped.ROLES}
     s = Settings(spec, algorithm=f"minibal_plus:net={nets['final']}",
                  against=f"minimax:{opponent_budget},net={nets['early']}", low=low, high=high,
-                 max_games=max_games, near_games=near_games, seed=seed)
+                 max_games=max_games, near_games=near_games, precision=precision, seed=seed)
     work = Path(work) if work else Path(base or shipped.root()).resolve().parent / ".ship-calibrations"
     run = work / f"{d.name}-{shas['final'][:8]}{shas['early'][:8]}"
     run.mkdir(parents=True, exist_ok=True)
@@ -177,7 +177,8 @@ def calibrate_shipped(game: str, opponent_budget: str = "iterations=200", low: i
     out = _relative({k: x for k, x in result.items() if k not in ("log", "path")}, str(d) + "/")
     out["networks"] = shas
     out["command"] = (f"descent ship {shlex.quote(spec)} --calibrate --opponent-budget {opponent_budget} "
-                      f"--range {low}:{high} --max-games {max_games} --near-games {near_games} --seed {seed}")
+                      f"--range {low}:{high} --max-games {max_games} --near-games {near_games} "
+                      f"--precision {precision:g} --seed {seed}")
     fileio.write_json(d / shipped.CALIBRATION_FILE, out)
     fileio.write_json(d / shipped.CARD_FILE, dict(card, calibration=shipped.CALIBRATION_FILE))
     written = shipped.calibration(spec, base)

@@ -1,7 +1,8 @@
 """What the commands of ``descent`` share: the group and its one-line errors, the parameter
 types, and every option that more than one command takes, declared here once (``seed_option``,
 ``workers_option``, ``games_per_pair_option``, ``opening_plies_option``, ``ray_option``,
-``ray_ship_options``, ``max_games_option``, ``runtime_options``, ...). The commands live in the
+``ray_ship_options``, ``max_games_option``, ``calibration_budget_options``,
+``runtime_options``, ...). The commands live in the
 modules beside this one, one per group of commands.
 """
 from __future__ import annotations
@@ -166,6 +167,18 @@ def max_games_option(f):
     return click.option("--max-games", type=IntRange(0, validate.MAX_COUNT), default=0,
                         help="Stop each member after this many games in this call (0: run to the "
                              "budget).")(f)
+
+
+def calibration_budget_options(f):
+    """``--max-games``, ``--near-games`` and ``--precision``: when a calibration stops
+    (``descent.calibrate.Settings``; ``descent calibrate`` and ``descent ship --calibrate``)."""
+    f = click.option("--precision", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.1,
+                     show_default=True, help="Stop when the 95% interval of the fitted gain (or score) at "
+                     "the answer is this narrow (half-width).")(f)
+    f = click.option("--near-games", type=IntRange(2, validate.MAX_COUNT), default=40, show_default=True,
+                     help="Games the answer's own budget must have before it is the answer.")(f)
+    return click.option("--max-games", type=IntRange(2, validate.MAX_COUNT), default=400,
+                        show_default=True, help="Games the calibration may spend in all.")(f)
 
 
 def net_option(f):

@@ -8,7 +8,7 @@ import click
 
 from games import validate
 from training import layout
-from descent.cli.options import (COUNT, IntRange, UserError, cli, games_per_pair_option,
+from descent.cli.options import (COUNT, UserError, calibration_budget_options, cli, games_per_pair_option,
                                  load_game, opening_plies_option, ray_option, run_dir_of, seed_option,
                                  split_option, workers_option)
 
@@ -188,13 +188,7 @@ def evaluate(game, run, algorithms, extra_algorithms, times, iterations, opponen
               help="Budgets searched (default 1:10000 iterations, 0.001:10 seconds).")
 @click.option("--opponent-budget", default="iterations=200", show_default=True,
               help="With --against pool: the low nets' Unbounded Minimax budget.")
-@click.option("--max-games", type=IntRange(2, validate.MAX_COUNT), default=400, show_default=True,
-              help="Games the design may spend in all.")
-@click.option("--near-games", type=IntRange(2, validate.MAX_COUNT), default=40, show_default=True,
-              help="Games the answer's own budget must have before it is the answer.")
-@click.option("--precision", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.1, show_default=True,
-              help="Stop when the 95% interval of the fitted gain (or score) at the answer is this narrow "
-                   "(half-width).")
+@calibration_budget_options
 @click.option("--run", "run", type=click.Path(file_okay=False), default=None,
               help="Run directory (default: checkpoints/<game>); results in <run>/calibrations/.")
 @seed_option

@@ -11,7 +11,8 @@ import click
 import numpy as np
 
 from games import validate
-from descent.cli.options import (COUNT, IntRange, UserError, cli, load_game, seed_option)
+from descent.cli.options import (COUNT, IntRange, UserError, calibration_budget_options, cli, load_game,
+                                  seed_option)
 
 
 def _state(spec: str, position: str | None, moves: str | None = None):
@@ -244,13 +245,10 @@ def checkpoints(game, root):
               help="With --calibrate: the early network's Unbounded Minimax budget.")
 @click.option("--range", "budget_range", default="1:2000", show_default=True, metavar="LOW:HIGH",
               help="With --calibrate: the iterations searched.")
-@click.option("--max-games", type=IntRange(2, validate.MAX_COUNT), default=200, show_default=True,
-              help="With --calibrate: games the calibration may spend.")
-@click.option("--near-games", type=IntRange(2, validate.MAX_COUNT), default=40, show_default=True,
-              help="With --calibrate: games the answer's own budget must have.")
+@calibration_budget_options
 @seed_option
 def ship(game, run, early, final, member, command, cores, do_calibrate, opponent_budget, budget_range,
-         max_games, near_games, seed):
+         max_games, near_games, precision, seed):
     """Ship an early and a final network of a run in checkpoints/shipped/ with a model card
     (--run, --early, --final), and/or calibrate the balanced player on them (--calibrate)."""
     # lazy: CLI start-up (each command loads only its own modules)
@@ -275,7 +273,8 @@ def ship(game, run, early, final, member, command, cores, do_calibrate, opponent
                    f"({opponent_budget}) with the shipped early one, iterations {low}:{high}")
         try:
             result = calibrate_shipped(info.spec, opponent_budget=opponent_budget, low=low, high=high,
-                                       max_games=max_games, near_games=near_games, seed=seed, echo=click.echo)
+                                       max_games=max_games, near_games=near_games, precision=precision, seed=seed,
+                                       echo=click.echo)
         except Unreachable as exc:
             raise UserError(f"{exc} (no calibration shipped)") from None
         click.echo(describe(result))
