@@ -69,6 +69,33 @@ class _NoSigtermWarning:
 _NO_SIGTERM_WARNING = _NoSigtermWarning()
 
 
+MESSAGES_LOG = "descent-driver-messages.log"
+
+
+def _messages_off_the_terminal(ray_worker) -> None:
+    """Ray's driver prints the cluster's error messages on stdout from a background thread
+    (``listen_error_messages``), whatever ``log_to_driver`` says: a lost node's "Raylet is
+    terminated" with the last lines of its log and state dump, dozens of lines. The driver says
+    what it does about a loss in one line of its own; those messages go to ``MESSAGES_LOG`` in the
+    session's log folder (``/tmp/ray/session_latest/logs/`` by default), beside Ray's own logs.
+    ``print_to_stdstream`` is Ray's private printer (Ray 2.x); if a Ray version lacks it, nothing
+    is changed."""
+    original = getattr(ray_worker, "print_to_stdstream", None)
+    if original is None or getattr(original, "_descent", False):
+        return
+
+    def to_log(data, ignore_prefix=False):
+        try:
+            logs = Path(ray_worker._global_node.get_logs_dir_path())
+            with open(logs / MESSAGES_LOG, "a", encoding="utf-8") as fh:
+                for line in data.get("lines", []):
+                    fh.write(f"({data.get('pid', '?')}) {line}\n")
+        except Exception:   # no session folder (not connected any more): the message is dropped
+            pass
+    to_log._descent = True  # type: ignore[attr-defined]
+    ray_worker.print_to_stdstream = to_log
+
+
 def init(address: str | None, check: bool = True):
     """Connect to (or start) a Ray cluster; returns the ``ray`` module. On connecting, with
     ``check``, every alive node must import the same version of this package as the driver
@@ -83,6 +110,8 @@ def init(address: str | None, check: bool = True):
     if address not in (None, "", "local", "auto"):
         check_reachable(address)
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+    import ray._private.worker  # lazy: Ray (its driver's printer of cluster messages)
+    _messages_off_the_terminal(ray._private.worker)
     kwargs = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
     root = str(Path(__file__).resolve().parent.parent)
     # the node's own PYTHONPATH first (what is installed there), then this checkout (a local
