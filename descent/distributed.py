@@ -37,6 +37,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
@@ -72,6 +73,16 @@ _NO_SIGTERM_WARNING = _NoSigtermWarning()
 MESSAGES_LOG = "descent-driver-messages.log"
 
 
+def _append_messages(ray_worker: Any, lines: list) -> None:
+    """Append ``lines`` to ``MESSAGES_LOG`` in the connected Ray session's log folder."""
+    try:
+        logs = Path(ray_worker._global_node.get_logs_dir_path())
+        with open(logs / MESSAGES_LOG, "a", encoding="utf-8") as fh:
+            fh.writelines(line + "\n" for line in lines)
+    except Exception:   # no session folder (not connected any more): the message is dropped
+        pass
+
+
 def _messages_off_the_terminal(ray_worker) -> None:
     """Ray's driver prints the cluster's error messages on stdout from a background thread
     (``listen_error_messages``), whatever ``log_to_driver`` says: a lost node's "Raylet is
@@ -85,15 +96,22 @@ def _messages_off_the_terminal(ray_worker) -> None:
         return
 
     def to_log(data, ignore_prefix=False):
-        try:
-            logs = Path(ray_worker._global_node.get_logs_dir_path())
-            with open(logs / MESSAGES_LOG, "a", encoding="utf-8") as fh:
-                for line in data.get("lines", []):
-                    fh.write(f"({data.get('pid', '?')}) {line}\n")
-        except Exception:   # no session folder (not connected any more): the message is dropped
-            pass
+        _append_messages(ray_worker, [f"({data.get('pid', '?')}) {line}" for line in data.get("lines", [])])
     to_log._descent = True  # type: ignore[attr-defined]
     ray_worker.print_to_stdstream = to_log
+
+
+class _RayLogToFile(logging.Handler):
+    """Ray's Python loggers in the driver (``configure_logging=False`` leaves them without a
+    handler, so Python's last-resort handler printed their warnings on stderr, a node loss's
+    among them): written to ``MESSAGES_LOG`` as well."""
+
+    def emit(self, record) -> None:
+        import ray._private.worker  # lazy: Ray (loaded once a driver is connected)
+        _append_messages(ray._private.worker, [f"({record.name}) {record.levelname} {record.getMessage()}"])
+
+
+_RAY_LOG_TO_FILE = _RayLogToFile(logging.WARNING)
 
 
 def init(address: str | None, check: bool = True):
@@ -146,6 +164,9 @@ def init(address: str | None, check: bool = True):
     if outcome[0] is not None:
         raise RayUnavailable(validate.one_line(
             f"cannot start or reach the Ray cluster {address!r}: {outcome[0]}")) from None
+    ray_logger = logging.getLogger("ray")
+    if _RAY_LOG_TO_FILE not in ray_logger.handlers:
+        ray_logger.addHandler(_RAY_LOG_TO_FILE)
     if check:
         try:
             check_workers(ray)
