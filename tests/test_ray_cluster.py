@@ -88,6 +88,24 @@ def test_the_cluster_has_separate_nodes_and_passes_the_package_check(ray_cluster
     assert len({(r["version"], r["digest"]) for r in reports}) == 1
 
 
+def test_the_clusters_messages_go_to_the_log_folder_not_the_terminal(ray_cluster, capfd):  # noqa: F811
+    """What Ray's driver thread would print on stdout (a lost node's raylet dump, published by the
+    cluster at a moment no test controls) and its Python loggers' warnings (stderr) go to
+    MESSAGES_LOG in the session's log folder: both routes, called as Ray calls them."""
+    import logging
+    import ray._private.worker as ray_worker
+    from pathlib import Path
+    log = Path(ray_worker._global_node.get_logs_dir_path()) / distributed.MESSAGES_LOG
+    ray_worker.print_to_stdstream({"lines": ["Raylet is terminated. (test)", "[state-dump] x"],
+                                   "pid": "raylet", "is_err": False}, ignore_prefix=False)
+    logging.getLogger("ray._private.worker").warning("a node was marked dead (test)")
+    out, err = capfd.readouterr()
+    assert "Raylet" not in out and "state-dump" not in out and "marked dead" not in err, (out, err)
+    text = log.read_text()
+    assert "(raylet) Raylet is terminated. (test)" in text and "(raylet) [state-dump] x" in text
+    assert "WARNING a node was marked dead (test)" in text
+
+
 def test_a_node_lost_during_the_package_check_is_skipped_with_a_note(ray_cluster, capfd):  # noqa: F811
     """The cluster listed a node as alive when the check began and the node is gone when its task
     is placed: one note, the other nodes checked, not fatal (a run whose cluster lost a node a

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from descent.distributed import (MESSAGES_LOG, MemberSync, _pack, _unpack, apply_sync, prepare_member,
+from descent.distributed import (MemberSync, _pack, _unpack, apply_sync, prepare_member,
                                  shipped_files)
 
 TINY = """
@@ -220,8 +220,6 @@ def test_a_member_lost_with_its_node_continues_from_the_synced_state(ray_cluster
     for text in (said, err):
         assert not [line for line in text.splitlines() if "aylet" in line or "state-dump" in line], text[:2000]
     assert [line for line in err.splitlines() if line.strip()] == notes, err[:2000]
-    logs = Path(ray._private.worker._global_node.get_logs_dir_path())
-    assert "Raylet is terminated" in (logs / MESSAGES_LOG).read_text()
     assert notes[0].startswith(f"note: member {m} was lost") and f"after game {before}:" in notes[0]
     # this call's game budget is kept whatever was lost; nothing counted twice
     assert [r["games"] for r in out["results"]] == [25, 25]
