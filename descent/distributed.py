@@ -128,8 +128,12 @@ def init(address: str | None, check: bool = True):
     if address not in (None, "", "local", "auto"):
         check_reachable(address)
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
-    import ray._private.worker  # lazy: Ray (its driver's printer of cluster messages)
-    _messages_off_the_terminal(ray._private.worker)
+    try:
+        import ray._private.worker  # lazy: Ray (its driver's printer of cluster messages)
+    except ImportError:     # another layout of Ray's private modules: its messages stay as they are
+        pass
+    else:
+        _messages_off_the_terminal(ray._private.worker)
     kwargs = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
     root = str(Path(__file__).resolve().parent.parent)
     # the node's own PYTHONPATH first (what is installed there), then this checkout (a local
