@@ -37,7 +37,6 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 from tqdm import tqdm
 
@@ -73,32 +72,25 @@ _NO_SIGTERM_WARNING = _NoSigtermWarning()
 MESSAGES_LOG = "descent-driver-messages.log"
 
 
-def _append_messages(ray_worker: Any, lines: list) -> None:
+def _append_messages(lines: list) -> None:
     """Append ``lines`` to ``MESSAGES_LOG`` in the connected Ray session's log folder."""
     try:
-        logs = Path(ray_worker._global_node.get_logs_dir_path())
+        import ray._private.worker  # lazy: Ray (the connected driver's session folder)
+        logs = Path(ray._private.worker._global_node.get_logs_dir_path())  # type: ignore[attr-defined]
         with open(logs / MESSAGES_LOG, "a", encoding="utf-8") as fh:
             fh.writelines(line + "\n" for line in lines)
-    except Exception:   # no session folder (not connected any more): the message is dropped
+    except Exception:   # no session folder, or another layout of Ray's private modules: dropped
         pass
 
 
-def _messages_off_the_terminal(ray_worker) -> None:
-    """Ray's driver prints the cluster's error messages on stdout from a background thread
-    (``listen_error_messages``), whatever ``log_to_driver`` says: a lost node's "Raylet is
+def _print_to_log(data, ignore_prefix=False) -> None:
+    """Stands in for Ray's private ``ray._private.worker.print_to_stdstream`` (Ray 2.x) in the
+    driver. Ray's driver prints the cluster's error messages with it on stdout from a background
+    thread (``listen_error_messages``), whatever ``log_to_driver`` says: a lost node's "Raylet is
     terminated" with the last lines of its log and state dump, dozens of lines. The driver says
     what it does about a loss in one line of its own; those messages go to ``MESSAGES_LOG`` in the
-    session's log folder (``/tmp/ray/session_latest/logs/`` by default), beside Ray's own logs.
-    ``print_to_stdstream`` is Ray's private printer (Ray 2.x); if a Ray version lacks it, nothing
-    is changed."""
-    original = getattr(ray_worker, "print_to_stdstream", None)
-    if original is None or getattr(original, "_descent", False):
-        return
-
-    def to_log(data, ignore_prefix=False):
-        _append_messages(ray_worker, [f"({data.get('pid', '?')}) {line}" for line in data.get("lines", [])])
-    to_log._descent = True  # type: ignore[attr-defined]
-    ray_worker.print_to_stdstream = to_log
+    session's log folder (``/tmp/ray/session_latest/logs/`` by default), beside Ray's own logs."""
+    _append_messages([f"({data.get('pid', '?')}) {line}" for line in data.get("lines", [])])
 
 
 class _RayLogToFile(logging.Handler):
@@ -107,8 +99,7 @@ class _RayLogToFile(logging.Handler):
     among them): written to ``MESSAGES_LOG`` as well."""
 
     def emit(self, record) -> None:
-        import ray._private.worker  # lazy: Ray (loaded once a driver is connected)
-        _append_messages(ray._private.worker, [f"({record.name}) {record.levelname} {record.getMessage()}"])
+        _append_messages([f"({record.name}) {record.levelname} {record.getMessage()}"])
 
 
 _RAY_LOG_TO_FILE = _RayLogToFile(logging.WARNING)
@@ -130,10 +121,10 @@ def init(address: str | None, check: bool = True):
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
     try:
         import ray._private.worker  # lazy: Ray (its driver's printer of cluster messages)
+        if hasattr(ray._private.worker, "print_to_stdstream"):
+            ray._private.worker.print_to_stdstream = _print_to_log
     except ImportError:     # another layout of Ray's private modules: its messages stay as they are
         pass
-    else:
-        _messages_off_the_terminal(ray._private.worker)
     kwargs = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
     root = str(Path(__file__).resolve().parent.parent)
     # the node's own PYTHONPATH first (what is installed there), then this checkout (a local
