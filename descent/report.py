@@ -31,6 +31,23 @@ EXPERIMENTS = {"pool": "pool experiment (Minibal paper Table 2, Figures 1-2): hi
                        "against plain MCTS"}
 
 
+# The Minibal paper's own averages over its seven games (seed 000, section 4.3 and its appendix):
+# Table 2, 20 s a move against the low pool; against plain MCTS, Table 4 (1 s a move, Minibal_+ only)
+# and the text (20 s a move). Per entry: algorithm, conditions, binary gain (%), its 95% radius,
+# win/draw/loss (%) and score, each None where the paper gives none. Its per-game figures are in
+# its appendix's figures only, so they are not quoted.
+PaperEntry = tuple[str, str, float, float | None, tuple[float, float, float] | None, float | None]
+PAPER: dict[str, list[PaperEntry]] = {
+    "pool": [("minimax", "20 s a move, Table 2", 92.68, 0.91, (94.77, 3.14, 2.09), 0.59),
+             ("minibal_plus", "20 s a move, Table 2", -2.96, 1.95, (21.45, 54.14, 24.41), -0.024),
+             ("minibal_n", "20 s a move, Table 2", -68.95, 1.24, (1.19, 30.05, 69.45), -0.21)],
+    "mcts": [("minimax", "20 s a move, text", 100.0, None, None, None),
+             ("minibal_plus", "1 s a move, Table 4", 2.16, 1.89, (27.16, 47.84, 25.0), None),
+             ("minibal_plus", "20 s a move, text", 37.95, None, None, None)],
+}
+_ORDER = ("minimax", "minibal_plus", "minibal_n")
+
+
 def budget_value(budget: str) -> float:
     return float(budget.split("=", 1)[1])
 
@@ -103,6 +120,43 @@ def _experiments(records) -> list[tuple[str, str]]:
         if k not in seen:
             seen.append(k)
     return seen
+
+
+def _paper_text(entry: PaperEntry) -> str:
+    _, where, gain, radius, wdl, score = entry
+    text = f"{gain:+.1f}" + (f" ± {radius:.1f}" if radius is not None else "")
+    if wdl is not None:
+        text += f", W/D/L {wdl[0]:.1f}/{wdl[1]:.1f}/{wdl[2]:.1f}"
+    if score is not None:
+        text += f", score {score:+.3f}"
+    return f"{text} ({where})"
+
+
+def paper_side_by_side(records, averages) -> list[str]:
+    """Each experiment's rows at its largest budget (averaged over games where there are two or
+    more, else per game) beside the Minibal paper's averages over its seven games."""
+    out = []
+    for opp, ob in _experiments(records):
+        paper = PAPER.get(opp)
+        if not paper:
+            continue
+        mine = [r for r in averages if r["opponent"] == opp and r["opponent_budget"] == ob] or \
+               [r for r in records if r["opponent"] == opp and r["opponent_budget"] == ob]
+        top = max((r["budget"] for r in mine), key=budget_value)
+        mine = [r for r in mine if r["budget"] == top]
+        out.append(f"  {opp} experiment, opponent {ob}: ours at our largest budget, {top}")
+        algs = [a for a in _ORDER if any(r["algorithm"] == a for r in mine) or any(e[0] == a for e in paper)]
+        algs += sorted({r["algorithm"] for r in mine} - set(algs))
+        for alg in algs:
+            for r in (r for r in mine if r["algorithm"] == alg):
+                out.append(f"    {alg:<26} ours  {r['gain']:>+6.1f} [{r['gain_low']:>+6.1f}, {r['gain_high']:>+6.1f}], "
+                           f"W/D/L {r['win']:.1f}/{r['draw']:.1f}/{r['loss']:.1f}, score {r['score']:+.3f} "
+                           f"({r['game']}, {r['units']} units)")
+            if not any(r["algorithm"] == alg for r in mine):
+                out.append(f"    {alg:<26} ours  not evaluated")
+            for e in (e for e in paper if e[0] == alg):
+                out.append(f"    {'':<26} paper {_paper_text(e)}")
+    return out
 
 
 def experiment_title(opp: str, opp_budget: str) -> str:
@@ -308,6 +362,10 @@ def make_report(db_paths, out_dir, games: list[str] | None = None) -> dict:
         checks = ordering_check(records + avg)
         if checks:
             sections.append("== the paper's ordering, cell by cell (95% intervals)\n" + "\n".join(checks))
+        paper = paper_side_by_side(records, avg)
+        if paper:
+            sections.append("== side by side with the Minibal paper (its averages over its seven games; budgets "
+                            "differ: the paper's are seconds on its machine)\n" + "\n".join(paper))
         ranking = [line for p in db_paths for line in pools_summary(Path(p).parent)]
         if ranking:
             sections.append("== ranking behind the pools\n" + "\n".join(ranking))

@@ -343,6 +343,16 @@ def test_report_keeps_experiments_apart_with_true_values(tmp_path):
     pool_part, mcts_part = table.split("== MCTS experiment")
     assert "== pool experiment" in pool_part and "average of 2 games" in pool_part
     assert "nearest 0: minibal_plus" in table
+    # beside the paper's averages: ours at the largest budget, averaged over the two games
+    paper = table.split("== side by side with the Minibal paper")[1].split("\n== ")[0]
+    assert "pool experiment, opponent time=1: ours at our largest budget, iterations=100" in paper
+    assert "paper +92.7 ± 0.9, W/D/L 94.8/3.1/2.1, score +0.590 (20 s a move, Table 2)" in paper
+    assert "paper +2.2 ± 1.9, W/D/L 27.2/47.8/25.0 (1 s a move, Table 4)" in paper
+    avg_mm = next(r for r in recs if r["game"] == "average of 2 games" and r["opponent"] == "pool"
+                  and r["algorithm"] == "minimax" and r["budget"] == "iterations=100")
+    assert (f"minimax                    ours  {avg_mm['gain']:>+6.1f} [{avg_mm['gain_low']:>+6.1f}, "
+            f"{avg_mm['gain_high']:>+6.1f}]") in paper and "(average of 2 games, 24 units)" in paper
+    assert paper.count(" ours  ") == 6 and paper.count(" paper ") == 6
     csv = (tmp_path / "out" / "results.csv").read_text().splitlines()
     assert csv[0].startswith("opponent,opponent_budget,game,algorithm,budget,units,games,gain,gain_low")
     assert len(csv) == 1 + len(recs)
