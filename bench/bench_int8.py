@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 
 import games  # noqa: E402
-from training.inference import onnx_graph  # noqa: E402  (imports no TensorFlow)
+from training.inference import make_inference, onnx_graph  # noqa: E402  (imports no TensorFlow)
 from training.network import read_network  # noqa: E402
 
 SHIPPED = {"reversi(size=6)": "reversi_size-6", "breakthrough(rows=6,cols=6)": "breakthrough_rows-6_cols-6",
@@ -52,22 +52,24 @@ def playout_positions(spec: str, n: int, seed: int) -> list:
     return out
 
 
-def children_planes(state) -> tuple[np.ndarray, int]:
-    """The planes of every child of ``state`` (non-terminal ones), and how many there are."""
+def children_planes(state) -> list:
+    """The planes of every non-terminal child of ``state``."""
     planes = []
     for a in state.legal_actions_list():
         c = state.copy()
         c.push(a)
         if not c.is_game_over():
             planes.append(c.encode_planes())
-    return (np.stack(planes) if planes else np.zeros((0,), np.float32)), len(planes)
+    return planes
 
 
-def session(path: str):
+def int8_session(path: str):
+    """The quantized graph at ``path`` in ONNX Runtime, set up as the tool's ``OnnxInference``."""
     import onnxruntime as ort  # lazy: only this bench needs it
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.log_severity_level = 3
     s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
     out = s.get_outputs()[0].name
@@ -101,18 +103,19 @@ def measure(spec: str, folder: str, a) -> dict:
         logging.getLogger().setLevel(logging.ERROR)     # ORT's advice to pre-process the graph
         quantize_static(f32, q8, Reader(), quant_format=QuantFormat.QOperator,
                         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-        run32, run8 = session(f32), session(q8)
+        run32, run8 = make_inference(net, backend="onnx"), int8_session(q8)   # float32: the tool's own
         test = playout_positions(spec, a.positions, seed=2)
         x = np.stack([p.encode_planes() for p in test])
         v32, v8 = run32(x), run8(x)
         diff = np.abs(v32 - v8)
         same = total = 0
         for p in test[:200]:
-            planes, k = children_planes(p)
-            if k < 2:
+            planes = children_planes(p)
+            if len(planes) < 2:
                 continue
             total += 1
-            same += int(np.argmin(run32(planes)) == np.argmin(run8(planes)))  # child values: opponent to move
+            x_children = np.stack(planes)
+            same += int(np.argmin(run32(x_children)) == np.argmin(run8(x_children)))  # child values: opponent to move
         batch = x[:a.batch]
         t32, t8 = [], []
         for _ in range(a.repeats):

@@ -145,15 +145,12 @@ def paper_side_by_side(records, averages) -> list[str]:
         top = max((r["budget"] for r in mine), key=budget_value)
         mine = [r for r in mine if r["budget"] == top]
         out.append(f"  {opp} experiment, opponent {ob}: ours at our largest budget, {top}")
-        algs = [a for a in _ORDER if any(r["algorithm"] == a for r in mine) or any(e[0] == a for e in paper)]
-        algs += sorted({r["algorithm"] for r in mine} - set(algs))
+        algs = list(_ORDER) + sorted({r["algorithm"] for r in mine} - set(_ORDER))
         for alg in algs:
-            for r in (r for r in mine if r["algorithm"] == alg):
-                out.append(f"    {alg:<26} ours  {r['gain']:>+6.1f} [{r['gain_low']:>+6.1f}, {r['gain_high']:>+6.1f}], "
-                           f"W/D/L {r['win']:.1f}/{r['draw']:.1f}/{r['loss']:.1f}, score {r['score']:+.3f} "
-                           f"({r['game']}, {r['units']} units)")
-            if not any(r["algorithm"] == alg for r in mine):
-                out.append(f"    {alg:<26} ours  not evaluated")
+            ours = [r for r in mine if r["algorithm"] == alg]
+            out += [f"    {alg:<26} ours  {r['gain']:>+6.1f} [{r['gain_low']:>+6.1f}, {r['gain_high']:>+6.1f}], "
+                    f"W/D/L {r['win']:.1f}/{r['draw']:.1f}/{r['loss']:.1f}, score {r['score']:+.3f} "
+                    f"({r['game']}, {r['units']} units)" for r in ours] or [f"    {alg:<26} ours  not evaluated"]
             for e in (e for e in paper if e[0] == alg):
                 out.append(f"    {'':<26} paper {_paper_text(e)}")
     return out

@@ -112,4 +112,3 @@ def ray_cluster():
 def ray_dump_lines(text: str) -> list[str]:
     """Lines of Ray's own messages about a lost node (its raylet's dump) in captured output."""
     return [line for line in text.splitlines() if "aylet" in line or "state-dump" in line]
-
