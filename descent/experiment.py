@@ -16,7 +16,9 @@ The file (TOML; see ``configs/experiments/minibal-cpu.toml``)::
     [evaluate]    algorithms (list of specs), budgets (list: 'time=S' or 'iterations=N'),
                   opening_plies
     [[opponents]] kind ('pool' or 'mcts'), budget, games_per_pair  (one table per opponent)
-    [[games]]     spec, config (default: configs/<game>.toml)
+    [[games]]     spec, config (default: configs/<game>.toml), budget and milestones (this game's
+                  own, instead of [train]'s: a game that needs longer training; raising them later
+                  continues the same members, and rank and evaluate then use the new milestones)
 """
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ _KEYS: dict[str, dict[str, type]] = {
     "evaluate": {"algorithms": list, "budgets": list, "opening_plies": int},
 }
 _LISTS: dict[str, dict[str, type]] = {"opponents": {"kind": str, "budget": str, "games_per_pair": int},
-          "games": {"spec": str, "config": str}}
+          "games": {"spec": str, "config": str, "budget": str, "milestones": str}}
 _DEFAULTS: dict[str, dict[str, object]] = {"experiment": {"seed": 0, "workers": 1, "runs": "checkpoints/experiments", "report": "results"},
              "train": {"workers": 1},
              "rank": {"games_per_pair": 16, "opening_plies": 4},
@@ -98,16 +100,21 @@ def load_experiment(path) -> dict:
     return out
 
 
-def record_milestones(run_dir: Path, milestones, budget: float) -> None:
-    """Add the milestones and budget to ``run.json`` when it lacks them (rank and evaluate read the
-    early and final checkpoints from there)."""
+def record_milestones(run_dir: Path, milestones, budget: float) -> bool:
+    """Record the plan's milestones and budget in ``run.json`` (rank and evaluate read the early and
+    final checkpoints from there): added when it lacks them, replaced when the experiment file now
+    trains the run further (a raised budget with later milestones). Returns whether it changed."""
     path = layout.run_record(run_dir)
     rec = json.loads(path.read_text())
-    if rec.get("milestones"):
-        return
-    rec["milestones"] = [[n, s] for n, s in milestones]
-    rec.setdefault("budget", budget)
+    want = [[n, s] for n, s in milestones]
+    if rec.get("milestones") == want and rec.get("budget") == budget:
+        return False
+    if rec.get("milestones") and rec.get("budget", budget) > budget:
+        return False          # a run trained past this file's budget keeps what it has
+    rec["milestones"] = want
+    rec["budget"] = budget
     write_json(path, rec)
+    return True
 
 
 def run_experiment(path, runs: str | None = None, report: str | None = None, stages=("train", "rank",
@@ -125,7 +132,8 @@ def run_experiment(path, runs: str | None = None, report: str | None = None, sta
     if wanted and not wanted <= {g["spec"] for g in exp["games"]}:
         raise ExperimentError(f"{path}: no [[games]] entry for {', '.join(sorted(wanted))}")
     plans = {g["spec"]: build_plan(g["spec"], config=g.get("config"), population=t["population"],
-                                   budget=t["budget"], milestones=t["milestones"], workers=t["workers"],
+                                   budget=g.get("budget", t["budget"]),
+                                   milestones=g.get("milestones", t["milestones"]), workers=t["workers"],
                                    seed=e["seed"], out=runs_root / layout.run_dir_name(g["spec"]),
                                    ray=ray_address, ray_ship=ray_ship, ray_ship_replay=ray_ship_replay,
                                    ranked=True)
@@ -147,8 +155,9 @@ def run_experiment(path, runs: str | None = None, report: str | None = None, sta
             else:
                 echo(f"[train] {spec}: {plan.population} networks for {plan.budget_text} each in {run_dir}")
                 plan.run()
-        if layout.is_run(run_dir):
-            record_milestones(run_dir, plan.milestones, plan.budget)
+        if layout.is_run(run_dir) and record_milestones(run_dir, plan.milestones, plan.budget):
+            echo(f"[train] {spec}: early and final checkpoints are now "
+                 f"{' and '.join(plan.milestone_names[i] for i in (0, -1))}")
         if "rank" in stages:
             echo(f"[rank] {spec}: {r['agent']}, {r['games_per_pair']} games per pair, "
                  f"{r['opening_plies']} opening plies")

@@ -11,7 +11,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -363,7 +362,7 @@ def test_old_results_databases_are_migrated(tmp_path):
     path = tmp_path / "old.db"
     with sqlite3.connect(path) as c:
         c.execute(f"CREATE TABLE matches (id INTEGER PRIMARY KEY, {', '.join(LEGACY_COLUMNS)})")
-        for k, (agent_b, ob) in enumerate([("minimax:time=1,net=x", "time=1"), ("mcts:time=0.5", "time=0.5")]):
+        for _k, (agent_b, ob) in enumerate([("minimax:time=1,net=x", "time=1"), ("mcts:time=0.5", "time=0.5")]):
             c.execute(f"INSERT INTO matches ({', '.join(LEGACY_COLUMNS)}) VALUES "
                       f"({', '.join('?' * len(LEGACY_COLUMNS))})",
                       (f"evaluate|g|minimax|time=1|h|o|{ob}|0|0", "evaluate", "g", "minimax", "time=1", "a",
@@ -502,6 +501,22 @@ spec = "tic_tac_toe"
     assert json.loads((run / "run.json").read_text())["milestones"] == [["1s", 1.0], ["2s", 2.0]]
     r = descent("experiment", str(exp), "--stage", "train")
     assert r.returncode == 0 and "nothing to train" in r.stdout
+    # a game's own budget and milestones: raised, they continue the same members, and run.json
+    # (what rank and evaluate read) names the new early and final checkpoints
+    exp.write_text(exp.read_text().replace('spec = "tic_tac_toe"', 'spec = "tic_tac_toe"\nbudget = "3s"\n'
+                                                                    'milestones = "1s,3s"'))
+    r = descent("experiment", str(exp), "--stage", "train")
+    assert r.returncode == 0, r.stderr
+    assert "early and final checkpoints are now 1s and 3s" in r.stdout
+    for m in range(2):
+        assert (run / f"member_{m:02d}" / "milestone_3s.weights.h5").exists()
+    rec = json.loads((run / "run.json").read_text())
+    assert rec["milestones"] == [["1s", 1.0], ["3s", 3.0]] and rec["budget"] == 3.0
+    # the shorter [train] budget again leaves the longer run's record as it is
+    exp.write_text(exp.read_text().replace('budget = "3s"\nmilestones = "1s,3s"', ""))
+    r = descent("experiment", str(exp), "--stage", "train")
+    assert r.returncode == 0 and "nothing to train" in r.stdout
+    assert json.loads((run / "run.json").read_text())["milestones"] == [["1s", 1.0], ["3s", 3.0]]
 
 
 def test_alphadda_budget_is_its_cap():
