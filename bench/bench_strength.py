@@ -187,6 +187,27 @@ def _entry(data, key):
     return data["games"].setdefault(key, {"players": {}, "matches": {}})
 
 
+def _set_player(entry: dict, player: dict, keep_as: str | None = None) -> None:
+    """Record ``player`` under its label. When the label's recorded agent is another (the balanced
+    level after a new shipped calibration), its earlier games are not this player's: with
+    ``keep_as`` they stay in the file under ``label@keep_as`` (still in the fit, as another
+    player), else they are dropped. Either way they are never counted for the new agent."""
+    label = player["label"]
+    old = entry["players"].get(label)
+    if old is not None and old.get("agent") != player["agent"]:
+        moved = 0
+        for k in [k for k in entry["matches"] if label in k.split("|")]:
+            recs = entry["matches"].pop(k)
+            moved += len(recs)
+            if keep_as:
+                entry["matches"]["|".join(f"{x}@{keep_as}" if x == label else x for x in k.split("|"))] = recs
+        if keep_as:
+            entry["players"][f"{label}@{keep_as}"] = dict(old, label=f"{label}@{keep_as}")
+        print(f"{label}: its agent changed ({old.get('agent')} -> {player['agent']}): {moved} earlier "
+              f"game(s) {'kept as ' + label + '@' + keep_as if keep_as else 'dropped'}", flush=True)
+    entry["players"][label] = player
+
+
 def phase_rate(args, data, spec, ladder):
     key = spec
     entry = _entry(data, key)
@@ -201,7 +222,7 @@ def phase_rate(args, data, spec, ladder):
            "matches": {k: v for k, v in entry["matches"].items() if k.startswith("mcts")}}
     checked = {l[len("check-"):] for l in data["games"].get(f"{spec} check", {}).get("players", {})}
     for p in settings_of(spec):
-        entry["players"][p["label"]] = p
+        _set_player(entry, p, keep_as=time.strftime("%Y%m%d"))
         if args.only_checked and p["label"] not in checked:
             continue
         prior = staircase(args.json, data, key, spec, ladder, p, args.games, args.max_sims, prior - 100,
@@ -308,7 +329,7 @@ def phase_h2h(args, data, spec):
     for lvl in order:
         p = {"label": f"level-{lvl}", "kind": "net",
              "agent": t["levels"][lvl]["spec"].replace(f"net={S.NET_TOKEN}", f"net={net}")}
-        entry["players"][p["label"]] = p
+        _set_player(entry, p)
         players.append(p)
     # the chain of the fixed levels, each against the next stronger one; balanced (which plays for
     # an even game against whoever it meets, so its ladder rating does not order it) against its

@@ -237,3 +237,27 @@ def test_the_check_replays_the_rating_runs_rungs():
                          "mu0.5|mcts100": []}}
     assert bs.mirror_schedule(entry, "mu0.5") == {"mcts10": 3, "mcts3": 7}
     assert bs.mirror_schedule(entry, "mu0.9") == {}
+
+
+def test_a_level_whose_agent_changed_starts_its_games_over():
+    """After a new shipped calibration the balanced level is another agent: bench_strength never
+    counts the old agent's games for it (kept under a dated label in the rating run, dropped from
+    the head-to-head); an unchanged agent keeps its games."""
+    import sys
+    sys.path.insert(0, str(ROOT / "bench"))
+    import bench_strength as bs
+    old = {"label": "level-balanced", "agent": "minibal_plus:iterations=150,net=x"}
+    new = dict(old, agent="minibal_plus:iterations=45,net=x")
+    entry = {"players": {"level-balanced": old, "mcts100": {"label": "mcts100"}},
+             "matches": {"level-balanced|mcts100": [{"score": 1}] * 4, "mcts30|mcts100": [{"score": 0}]}}
+    bs._set_player(entry, dict(old))
+    assert entry["matches"]["level-balanced|mcts100"] == [{"score": 1}] * 4
+    bs._set_player(entry, new, keep_as="20261127")
+    assert entry["players"]["level-balanced"] == new
+    assert entry["players"]["level-balanced@20261127"]["agent"] == old["agent"]
+    assert "level-balanced|mcts100" not in entry["matches"]
+    assert entry["matches"]["level-balanced@20261127|mcts100"] == [{"score": 1}] * 4
+    assert entry["matches"]["mcts30|mcts100"] == [{"score": 0}]
+    h2h = {"players": {"level-balanced": old}, "matches": {"level-hard|level-balanced": [{"score": 0}] * 2}}
+    bs._set_player(h2h, new)
+    assert h2h["matches"] == {} and h2h["players"]["level-balanced"] == new
