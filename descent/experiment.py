@@ -103,16 +103,17 @@ def load_experiment(path) -> dict:
 def record_milestones(run_dir: Path, milestones, budget: float) -> bool:
     """Record the plan's milestones and budget in ``run.json`` (rank and evaluate read the early and
     final checkpoints from there): added when it lacks them, replaced when the experiment file now
-    trains the run further (a raised budget with later milestones). Returns whether it changed."""
+    trains the run further (a final milestone later than the recorded one). Returns whether it
+    changed."""
     path = layout.run_record(run_dir)
     rec = json.loads(path.read_text())
-    want = [[n, s] for n, s in milestones]
-    if rec.get("milestones") == want and rec.get("budget") == budget:
+    have = rec.get("milestones")
+    # a recorded list stays unless this plan's final milestone lies later (the run trained further);
+    # the same times under other names, or a shorter plan, keep the checkpoints already recorded
+    if have and float(milestones[-1][1]) <= float(have[-1][1]):
         return False
-    if rec.get("milestones") and rec.get("budget", budget) > budget:
-        return False          # a run trained past this file's budget keeps what it has
-    rec["milestones"] = want
-    rec["budget"] = budget
+    rec["milestones"] = [[n, s] for n, s in milestones]
+    rec["budget"] = max(float(budget), float(rec.get("budget") or 0))
     write_json(path, rec)
     return True
 
