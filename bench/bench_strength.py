@@ -195,16 +195,17 @@ def _set_player(entry: dict, player: dict, keep_as: str | None = None) -> None:
     label = player["label"]
     old = entry["players"].get(label)
     if old is not None and old.get("agent") != player["agent"]:
+        kept = f"{label}@{keep_as}" if keep_as else None
         moved = 0
         for k in [k for k in entry["matches"] if label in k.split("|")]:
             recs = entry["matches"].pop(k)
             moved += len(recs)
-            if keep_as:
-                entry["matches"]["|".join(f"{x}@{keep_as}" if x == label else x for x in k.split("|"))] = recs
-        if keep_as:
-            entry["players"][f"{label}@{keep_as}"] = dict(old, label=f"{label}@{keep_as}")
+            if kept:
+                entry["matches"]["|".join(kept if x == label else x for x in k.split("|"))] = recs
+        if kept:
+            entry["players"][kept] = dict(old, label=kept)
         print(f"{label}: its agent changed ({old.get('agent')} -> {player['agent']}): {moved} earlier "
-              f"game(s) {'kept as ' + label + '@' + keep_as if keep_as else 'dropped'}", flush=True)
+              f"game(s) {'kept as ' + kept if kept else 'dropped'}", flush=True)
     entry["players"][label] = player
 
 

@@ -362,7 +362,7 @@ def test_old_results_databases_are_migrated(tmp_path):
     path = tmp_path / "old.db"
     with sqlite3.connect(path) as c:
         c.execute(f"CREATE TABLE matches (id INTEGER PRIMARY KEY, {', '.join(LEGACY_COLUMNS)})")
-        for _k, (agent_b, ob) in enumerate([("minimax:time=1,net=x", "time=1"), ("mcts:time=0.5", "time=0.5")]):
+        for agent_b, ob in [("minimax:time=1,net=x", "time=1"), ("mcts:time=0.5", "time=0.5")]:
             c.execute(f"INSERT INTO matches ({', '.join(LEGACY_COLUMNS)}) VALUES "
                       f"({', '.join('?' * len(LEGACY_COLUMNS))})",
                       (f"evaluate|g|minimax|time=1|h|o|{ob}|0|0", "evaluate", "g", "minimax", "time=1", "a",
