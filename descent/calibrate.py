@@ -25,8 +25,9 @@ so far and asks the fit where the root is:
   the posterior still is, and concentrate on the few budgets around it as it narrows.
 * **The answer** is the budget (an integer number of iterations, or seconds to 3 significant digits)
   whose posterior mean gain is nearest the target; its interval is the 95% interval of the fitted
-  gain there. **Stops:** converged when that interval's half-width is at most ``precision`` and the
-  budget has ``near_games`` games of its own; refused as unreachable when the answer is an end of the
+  gain there. **Stops:** converged when that interval's half-width is at most ``precision`` and
+  ``near_games`` games were played in the answer's neighbourhood (the budgets of the root's 95%
+  interval, and the answer: ``near_count``); refused as unreachable when the answer is an end of the
   range and the whole interval there lies on the wrong side of the target (below at the largest
   budget: the opponent is too strong; above at the smallest: too weak); or ``max_games`` spent (the
   current answer, marked not converged).
@@ -72,7 +73,10 @@ from descent.match import play_task
 from training.run import DEFAULT_ROOT
 
 SUBDIR = "calibrations"
-DESIGN = "logistic-fit"          # in the keys: logs and results of the earlier bisection are not reused
+# In the results' keys (not the logs'): results of an earlier design are not reused, its games are.
+# "logistic-fit" counted the near games at the answer's own budget only; "logistic-fit-2" counts
+# those in the root's 95% interval (``near_count``).
+DESIGN = "logistic-fit-2"
 
 
 class CalibrationError(GameError):
@@ -444,6 +448,21 @@ class Fit:
                 "dispersion": round(self.dispersion, 4)}
 
 
+def near_range(s: Settings, fit: Fit, answer) -> tuple:
+    """The answer's neighbourhood: the budgets of the root's 95% posterior interval, and the answer."""
+    lo = snap(s, math.exp(fit.root_quantile(0.025)))
+    hi = snap(s, math.exp(fit.root_quantile(0.975)))
+    return min(lo, answer), max(hi, answer)
+
+
+def near_count(s: Settings, fit: Fit, answer, values: dict) -> int:
+    """Games played in the answer's neighbourhood (``near_range``): what the stopping rule counts. A
+    flat curve spreads the design's games over many whole budgets around the root, and counting only
+    the answer's own budget would then never stop while the answer moves from one to the next."""
+    lo, hi = near_range(s, fit, answer)
+    return sum(len(v) for b, v in values.items() if lo <= b <= hi)
+
+
 def round_budgets(s: Settings, fit: Fit, r: int) -> list:
     """The budgets of round ``r``'s seat pairs (a budget repeated for each of its pairs)."""
     m = max(1, min(s.round_games // 2, 2 ** r))
@@ -559,7 +578,7 @@ def _calibrate(s, play, log_path, res_path, echo, progress, stop_after):
                 status = "too_strong"
             elif answer == snap(s, s.low) and g[1] > s.target:
                 status = "too_weak"
-            elif (g[2] - g[1]) / 2 <= s.precision and len(values.get(answer, ())) >= s.near_games:
+            elif (g[2] - g[1]) / 2 <= s.precision and near_count(s, fit, answer, values) >= s.near_games:
                 status = "done"
             elif spent >= s.max_games:
                 status, converged = "done", False
@@ -613,10 +632,12 @@ def _calibrate(s, play, log_path, res_path, echo, progress, stop_after):
     points = [_point(s, fit, b, values[b]) for b in sorted(values)]
     qlo, qhi = fit.root_quantile(0.025), fit.root_quantile(0.975)
     at = _point(s, fit, answer, values.get(answer, []))
+    nlo, nhi = near_range(s, fit, answer)
     result = {"version": 2, "design": DESIGN, "settings": s.design_key(), "status": status,
               "converged": converged and status == "done", "games": spent, "games_played_this_call": new,
               "seconds_this_call": time.perf_counter() - t0, "points": points, "steps": steps,
               "posterior": fit.summary(), "log": str(log_path),
+              "near": {"low": nlo, "high": nhi, "games": near_count(s, fit, answer, values)},
               "algorithm": s.algorithm, "against": s.against, "metric": s.metric, "target": s.target,
               "unit": s.unit, "game": s.game, "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     if status == "done":
@@ -673,9 +694,12 @@ def describe(result: dict) -> str:
     tgt = f"{100 * result['target']:+.0f}%" if metric == "gain" else f"{result['target']:+.3f}"
     conv = "" if result["converged"] else " (NOT converged: the game budget ran out; rerun with more --max-games)"
     word = "s" if unit == "time" else unit
+    n = result.get("near")          # results of the first fitted design have none
+    near = f", {n['games']} of them at {n['low']} .. {n['high']} {word}" if n else ""
     return (f"{result['game']}: {result['algorithm']} against {result['against']} reaches {metric} {tgt} at "
             f"{unit}={result['budget']} (root interval {'<=' if olo else ''}{lo} .. {'>=' if ohi else ''}{hi} {word}); "
-            f"{fitted}measured there: {val} over {at['games']} games (95%); {result['games']} games spent{conv}")
+            f"{fitted}measured there: {val} over {at['games']} games (95%); {result['games']} games spent"
+            f"{near}{conv}")
 
 
 # ---- looking calibrations up -------------------------------------------------------------------------

@@ -64,7 +64,8 @@ def test_design_finds_a_known_root_with_its_interval(tmp_path):
         res = calibrate(s, tmp_path / f"r{rep}", players=curve)
         assert res["status"] == "done" and res["converged"], res["games"]
         at = res["at_budget"]
-        assert at["budget"] == res["budget"] and at["games"] >= 20
+        assert at["budget"] == res["budget"] and res["near"]["games"] >= 20
+        assert res["near"]["low"] <= res["budget"] <= res["near"]["high"]
         assert at["fitted_high"] - at["fitted_low"] <= 0.2 + 1e-9
         true = curve.gain(res["budget"])
         close += abs(true) <= 0.1
@@ -85,6 +86,24 @@ def test_design_picks_the_right_whole_budget_on_a_steep_curve(tmp_path):
                      precision=0.1, near_games=20)
         picks.append(calibrate(s, tmp_path / f"r{rep}", players=curve)["budget"])
     assert picks.count(4) >= 3, picks
+
+
+def test_design_stops_on_a_flat_curve_whose_answer_moves_between_budgets(tmp_path):
+    """Havannah's case: a curve so flat that the root's posterior spans dozens of whole budgets. The
+    design spreads its games over them and the answer moves from one to the next as games come in,
+    so the answer's own budget rarely gathers its near games; the rule counts the games in the
+    root's 95% interval instead, and the calibration stops well inside ``max_games``."""
+    for rep in range(2):
+        curve = Curve(50, slope=0.2, rep=rep)
+        s = Settings(GAME, algorithm=BALANCED, against="random", low=1, high=2000, seed=rep, max_games=1500,
+                     precision=0.1, near_games=60)
+        res = calibrate(s, tmp_path / f"r{rep}", players=curve)
+        assert res["status"] == "done" and res["converged"], res["games"]
+        assert res["games"] < 1500
+        lo, hi = res["near"]["low"], res["near"]["high"]
+        assert hi - lo >= 10 and res["near"]["games"] >= 60
+        assert res["at_budget"]["games"] < 60          # the answer's own budget alone would not stop
+        assert abs(curve.gain(res["budget"])) <= 0.1
 
 
 def test_design_counts_draws_at_their_variance(tmp_path):

@@ -176,7 +176,8 @@ def calibration_budget_options(f):
                      show_default=True, help="Stop when the 95% interval of the fitted gain (or score) at "
                      "the answer is this narrow (half-width).")(f)
     f = click.option("--near-games", type=IntRange(2, validate.MAX_COUNT), default=40, show_default=True,
-                     help="Games the answer's own budget must have before it is the answer.")(f)
+                     help="Games the answer's neighbourhood (the budgets of the root's 95% interval) "
+                     "must have before it is the answer.")(f)
     return click.option("--max-games", type=IntRange(2, validate.MAX_COUNT), default=400,
                         show_default=True, help="Games the calibration may spend in all.")(f)
 
