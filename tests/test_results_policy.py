@@ -32,7 +32,8 @@ def test_every_kept_network_is_in_the_manifest_and_small():
     assert set(kept) == set(manifest), "results/MANIFEST.json is stale: python bench/results_manifest.py --write"
     for name, p in kept.items():
         data = p.read_bytes()
-        assert len(data) == manifest[name]["bytes"] <= 1 << 20, name
+        # 1.5 MiB: a draughts 8x8 network (64 filters, 4 blocks) is 1.24 MB; the other games' are 0.2-0.5 MB
+        assert len(data) == manifest[name]["bytes"] <= 3 << 19, name
         assert hashlib.sha256(data).hexdigest() == manifest[name]["sha256"], name
 
 
