@@ -376,14 +376,17 @@ def load_results(path: str) -> dict:
     return {"games": {}}
 
 
+def results_lock(path: str) -> str:
+    """The lock of a results file (in bench/results/, which is not tracked)."""
+    return os.path.join(os.path.dirname(os.path.abspath(path)), "results", os.path.basename(path) + ".lock")
+
+
 def save_results(path: str, data: dict) -> None:
     """Merge ``data`` into the file (games recorded by another run of this script since it was read
     are kept: two games can be laddered at once) and write it atomically; ``data`` becomes the
     merged record."""
     from training import fileio
-    lock = os.path.join(os.path.dirname(os.path.abspath(path)), "results",
-                        os.path.basename(path) + ".lock")            # bench/results/ is not tracked
-    with fileio.FileLock(lock, timeout=None):
+    with fileio.FileLock(results_lock(path), timeout=None):
         disk = load_results(path)
         for spec, entry in data["games"].items():
             old = disk["games"].get(spec)

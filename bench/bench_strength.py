@@ -187,14 +187,15 @@ def _entry(data, key):
     return data["games"].setdefault(key, {"players": {}, "matches": {}})
 
 
-def _set_player(entry: dict, player: dict, keep_as: str | None = None) -> None:
-    """Record ``player`` under its label. When the label's recorded agent is another (the balanced
-    level after a new shipped calibration), its earlier games are not this player's: with
-    ``keep_as`` they stay in the file under ``label@keep_as`` (still in the fit, as another
-    player), else they are dropped. Either way they are never counted for the new agent."""
+def _retire(entry: dict, player: dict, keep_as: str | None = None, quiet: bool = False) -> bool:
+    """Record ``player`` under its label in one results entry. When the label's recorded agent is
+    another (the balanced level after a new shipped calibration), its earlier games are not this
+    player's: with ``keep_as`` they stay under ``label@keep_as`` (still in the fit, as another
+    player), else they are dropped. Returns whether the agent changed."""
     label = player["label"]
     old = entry["players"].get(label)
-    if old is not None and old.get("agent") != player["agent"]:
+    changed = old is not None and old.get("agent") != player["agent"]
+    if changed:
         kept = f"{label}@{keep_as}" if keep_as else None
         moved = 0
         for k in [k for k in entry["matches"] if label in k.split("|")]:
@@ -204,9 +205,26 @@ def _set_player(entry: dict, player: dict, keep_as: str | None = None) -> None:
                 entry["matches"]["|".join(kept if x == label else x for x in k.split("|"))] = recs
         if kept:
             entry["players"][kept] = dict(old, label=kept)
-        print(f"{label}: its agent changed ({old.get('agent')} -> {player['agent']}): {moved} earlier "
-              f"game(s) {'kept as ' + kept if kept else 'dropped'}", flush=True)
+        if not quiet:
+            print(f"{label}: its agent changed ({old.get('agent')} -> {player['agent']}): {moved} earlier "
+                  f"game(s) {'kept as ' + kept if kept else 'dropped'}", flush=True)
     entry["players"][label] = player
+    return changed
+
+
+def _set_player(path: str, data: dict, key: str, player: dict, keep_as: str | None = None) -> None:
+    """``_retire`` in ``data`` and, when the agent changed, in the results file at once (under its
+    lock): ``bench_ladder.save_results`` merges the file's games back into ``data``, so the old
+    agent's games must leave the file before the next save. The new agent's games are never
+    counted with the old one's."""
+    if not _retire(data["games"][key], player, keep_as):
+        return
+    from training import fileio
+    with fileio.FileLock(L.results_lock(path), timeout=None):
+        disk = L.load_results(path)
+        if key in disk["games"]:
+            _retire(disk["games"][key], player, keep_as, quiet=True)
+            fileio.write_json(path, disk)
 
 
 def phase_rate(args, data, spec, ladder):
@@ -223,7 +241,7 @@ def phase_rate(args, data, spec, ladder):
            "matches": {k: v for k, v in entry["matches"].items() if k.startswith("mcts")}}
     checked = {l[len("check-"):] for l in data["games"].get(f"{spec} check", {}).get("players", {})}
     for p in settings_of(spec):
-        _set_player(entry, p, keep_as=time.strftime("%Y%m%d"))
+        _set_player(args.json, data, key, p, keep_as=time.strftime("%Y%m%d"))
         if args.only_checked and p["label"] not in checked:
             continue
         prior = staircase(args.json, data, key, spec, ladder, p, args.games, args.max_sims, prior - 100,
@@ -330,7 +348,7 @@ def phase_h2h(args, data, spec):
     for lvl in order:
         p = {"label": f"level-{lvl}", "kind": "net",
              "agent": t["levels"][lvl]["spec"].replace(f"net={S.NET_TOKEN}", f"net={net}")}
-        _set_player(entry, p)
+        _set_player(args.json, data, key, p)
         players.append(p)
     # the chain of the fixed levels, each against the next stronger one; balanced (which plays for
     # an even game against whoever it meets, so its ladder rating does not order it) against its

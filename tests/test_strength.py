@@ -239,25 +239,38 @@ def test_the_check_replays_the_rating_runs_rungs():
     assert bs.mirror_schedule(entry, "mu0.9") == {}
 
 
-def test_a_level_whose_agent_changed_starts_its_games_over():
+def test_a_level_whose_agent_changed_starts_its_games_over(tmp_path):
     """After a new shipped calibration the balanced level is another agent: bench_strength never
     counts the old agent's games for it (kept under a dated label in the rating run, dropped from
-    the head-to-head); an unchanged agent keeps its games."""
+    the head-to-head), also after the results file is saved, which merges the file's games back in
+    (the first version of this dropped them in memory only, and the next save restored them); an
+    unchanged agent keeps its games."""
     import sys
     sys.path.insert(0, str(ROOT / "bench"))
+    import bench_ladder as bl
     import bench_strength as bs
+    path = str(tmp_path / "results_strength.json")
+    (tmp_path / "results").mkdir()
     old = {"label": "level-balanced", "agent": "minibal_plus:iterations=150,net=x"}
     new = dict(old, agent="minibal_plus:iterations=45,net=x")
-    entry = {"players": {"level-balanced": old, "mcts100": {"label": "mcts100"}},
-             "matches": {"level-balanced|mcts100": [{"score": 1}] * 4, "mcts30|mcts100": [{"score": 0}]}}
-    bs._set_player(entry, dict(old))
-    assert entry["matches"]["level-balanced|mcts100"] == [{"score": 1}] * 4
-    bs._set_player(entry, new, keep_as="20261127")
-    assert entry["players"]["level-balanced"] == new
-    assert entry["players"]["level-balanced@20261127"]["agent"] == old["agent"]
-    assert "level-balanced|mcts100" not in entry["matches"]
-    assert entry["matches"]["level-balanced@20261127|mcts100"] == [{"score": 1}] * 4
-    assert entry["matches"]["mcts30|mcts100"] == [{"score": 0}]
-    h2h = {"players": {"level-balanced": old}, "matches": {"level-hard|level-balanced": [{"score": 0}] * 2}}
-    bs._set_player(h2h, new)
-    assert h2h["matches"] == {} and h2h["players"]["level-balanced"] == new
+    games = [{"index": i, "score": 1} for i in range(4)]
+    bl.save_results(path, {"games": {
+        "g": {"players": {"level-balanced": old, "mcts100": {"label": "mcts100"}},
+              "matches": {"level-balanced|mcts100": games, "mcts30|mcts100": [{"index": 0, "score": 0}]}},
+        "g head-to-head": {"players": {"level-balanced": old},
+                           "matches": {"level-hard|level-balanced": games[:2]}}}})
+    data = bl.load_results(path)
+    bs._set_player(path, data, "g", dict(old))
+    assert data["games"]["g"]["matches"]["level-balanced|mcts100"] == games
+    bs._set_player(path, data, "g", new, keep_as="20261127")
+    bs._set_player(path, data, "g head-to-head", new)
+    data["games"]["g"]["matches"]["level-balanced|mcts100"] = [{"index": 0, "score": 0}]   # a new game
+    bl.save_results(path, data)
+    for d in (data, bl.load_results(path)):
+        entry, h2h = d["games"]["g"], d["games"]["g head-to-head"]
+        assert entry["players"]["level-balanced"] == new
+        assert entry["players"]["level-balanced@20261127"]["agent"] == old["agent"]
+        assert entry["matches"]["level-balanced|mcts100"] == [{"index": 0, "score": 0}]
+        assert entry["matches"]["level-balanced@20261127|mcts100"] == games
+        assert entry["matches"]["mcts30|mcts100"] == [{"index": 0, "score": 0}]
+        assert h2h["matches"] == {} and h2h["players"]["level-balanced"] == new
