@@ -1,13 +1,15 @@
 """Copy a training run's networks (not its replay window) into results/training-runs/<slug>/ and
 write checkpoints.json: per checkpoint its games, examples, training seconds and CPU-hours.
 
-    python bench/export_run.py RUN_DIR SLUG [--cpu CPU.json] [--cpu-before H]
+    python bench/export_run.py RUN_DIR SLUG [--cpu CPU.json] [--cpu-before H] [--keep m1-35m,m0-10m]
 
 ``untrained.weights.h5`` in the folder (the config's architecture, ``build_model(seed=0)``, never
 trained) is listed first, at 0 CPU-hours. Copied per member: every milestone_<D>.weights.h5 and
 .json, and status.json; and run.json. Not copied (results/ holds reports, not run state):
-latest.h5 (the resume state), log.jsonl, replay/, tensorboard/, .lock. Afterwards, update the
-weights manifest: ``python bench/results_manifest.py --write``.
+latest.h5 (the resume state), log.jsonl, replay/, tensorboard/, .lock. ``--keep`` copies only the
+named checkpoints' weights (results/ allows 1.5 MiB a network: a draughts 8x8 one is 1.24 MB, so
+only those a report needs are kept); the others are listed with ``path: null``, their sha256 and
+size. Afterwards, update the weights manifest: ``python bench/results_manifest.py --write``.
 
 CPU-hours are the training process's own CPU seconds up to each checkpoint, as the run recorded
 them (a milestone's ``cpu_seconds``, or its member's log). ``--cpu`` overrides them with a JSON
@@ -20,6 +22,7 @@ session, or a member that did not train in this one) keeps the CPU-hours recorde
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import shutil
 import sys
@@ -48,7 +51,9 @@ def main(argv=None) -> int:
     ap.add_argument("--cpu", help="CPU seconds per milestone file (JSON)")
     ap.add_argument("--cpu-before", type=float, default=0.0, help="CPU-hours of earlier sessions")
     ap.add_argument("--session", default="", help="a note on where and when (README, checkpoints.json)")
+    ap.add_argument("--keep", help="comma-separated checkpoint labels whose weights are copied (default: all)")
     args = ap.parse_args(argv)
+    keep = set(args.keep.split(",")) if args.keep else None
     run, out = Path(args.run_dir), HERE / args.slug
     if not (run / "run.json").is_file():
         print(f"error: {run}: not a run directory (no run.json)", file=sys.stderr)
@@ -75,18 +80,23 @@ def main(argv=None) -> int:
         for js in sorted(member.glob("milestone_*.json"), key=lambda p: json.loads(p.read_text())["train_seconds"]):
             meta = json.loads(js.read_text())
             weights = js.with_suffix(".weights.h5")
-            shutil.copy2(js, dest / js.name)
-            shutil.copy2(weights, dest / weights.name)
-            c = cpu.get(f"{member.name}/{js.name}") or _recorded_cpu(member, meta)
             label = f"m{int(member.name[7:])}-{meta['milestone']}"
+            shutil.copy2(js, dest / js.name)
+            row = {"label": label, "member": int(member.name[7:]), "milestone": meta["milestone"],
+                   "path": f"{member.name}/{weights.name}", "games": meta["games"],
+                   "examples": meta["examples"], "train_seconds": round(meta["train_seconds"], 1)}
+            if keep is None or label in keep:
+                shutil.copy2(weights, dest / weights.name)
+            else:                                # listed, not kept: what it was, to check a copy against
+                (dest / weights.name).unlink(missing_ok=True)
+                data = weights.read_bytes()
+                row.update(path=None, kept=False, sha256=hashlib.sha256(data).hexdigest(), bytes=len(data))
             if label in before and before[label]["games"] == meta["games"]:
-                rows.append(before[label])
-                continue
-            rows.append({"label": label, "member": int(member.name[7:]),
-                         "milestone": meta["milestone"], "path": f"{member.name}/{weights.name}",
-                         "games": meta["games"], "examples": meta["examples"],
-                         "train_seconds": round(meta["train_seconds"], 1),
-                         "cpu_hours": None if c is None else round(args.cpu_before + c["cpu_s"] / 3600, 4)})
+                row["cpu_hours"] = before[label]["cpu_hours"]
+            else:
+                c = cpu.get(f"{member.name}/{js.name}") or _recorded_cpu(member, meta)
+                row["cpu_hours"] = None if c is None else round(args.cpu_before + c["cpu_s"] / 3600, 4)
+            rows.append(row)
         latest = f"m{int(member.name[7:])}-latest"
         if status and latest in before and before[latest]["games"] == status.get("games"):
             rows.append(before[latest])          # a member that did not train this session

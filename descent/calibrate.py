@@ -27,7 +27,7 @@ so far and asks the fit where the root is:
   whose posterior mean gain is nearest the target; its interval is the 95% interval of the fitted
   gain there. **Stops:** converged when that interval's half-width is at most ``precision`` and
   ``near_games`` games were played in the answer's neighbourhood (the budgets of the root's 95%
-  interval, and the answer: ``near_count``); refused as unreachable when the answer is an end of the
+  interval, and the answer: ``near_games``); refused as unreachable when the answer is an end of the
   range and the whole interval there lies on the wrong side of the target (below at the largest
   budget: the opponent is too strong; above at the smallest: too weak); or ``max_games`` spent (the
   current answer, marked not converged).
@@ -75,7 +75,7 @@ from training.run import DEFAULT_ROOT
 SUBDIR = "calibrations"
 # In the results' keys (not the logs'): results of an earlier design are not reused, its games are.
 # "logistic-fit" counted the near games at the answer's own budget only; "logistic-fit-2" counts
-# those in the root's 95% interval (``near_count``).
+# those in the root's 95% interval (``near_games``).
 DESIGN = "logistic-fit-2"
 
 
@@ -448,19 +448,14 @@ class Fit:
                 "dispersion": round(self.dispersion, 4)}
 
 
-def near_range(s: Settings, fit: Fit, answer) -> tuple:
-    """The answer's neighbourhood: the budgets of the root's 95% posterior interval, and the answer."""
-    lo = snap(s, math.exp(fit.root_quantile(0.025)))
-    hi = snap(s, math.exp(fit.root_quantile(0.975)))
-    return min(lo, answer), max(hi, answer)
-
-
-def near_count(s: Settings, fit: Fit, answer, values: dict) -> int:
-    """Games played in the answer's neighbourhood (``near_range``): what the stopping rule counts. A
-    flat curve spreads the design's games over many whole budgets around the root, and counting only
-    the answer's own budget would then never stop while the answer moves from one to the next."""
-    lo, hi = near_range(s, fit, answer)
-    return sum(len(v) for b, v in values.items() if lo <= b <= hi)
+def near_games(s: Settings, fit: Fit, answer, values: dict) -> tuple:
+    """``(low, high, games)``: the answer's neighbourhood (the budgets of the root's 95% posterior
+    interval, and the answer) and the games played in it, which the stopping rule counts. A flat
+    curve spreads the design's games over many whole budgets around the root, and counting only the
+    answer's own budget would then never stop while the answer moves from one to the next."""
+    lo = min(answer, snap(s, math.exp(fit.root_quantile(0.025))))
+    hi = max(answer, snap(s, math.exp(fit.root_quantile(0.975))))
+    return lo, hi, sum(len(v) for b, v in values.items() if lo <= b <= hi)
 
 
 def round_budgets(s: Settings, fit: Fit, r: int) -> list:
@@ -578,7 +573,7 @@ def _calibrate(s, play, log_path, res_path, echo, progress, stop_after):
                 status = "too_strong"
             elif answer == snap(s, s.low) and g[1] > s.target:
                 status = "too_weak"
-            elif (g[2] - g[1]) / 2 <= s.precision and near_count(s, fit, answer, values) >= s.near_games:
+            elif (g[2] - g[1]) / 2 <= s.precision and near_games(s, fit, answer, values)[2] >= s.near_games:
                 status = "done"
             elif spent >= s.max_games:
                 status, converged = "done", False
@@ -632,12 +627,12 @@ def _calibrate(s, play, log_path, res_path, echo, progress, stop_after):
     points = [_point(s, fit, b, values[b]) for b in sorted(values)]
     qlo, qhi = fit.root_quantile(0.025), fit.root_quantile(0.975)
     at = _point(s, fit, answer, values.get(answer, []))
-    nlo, nhi = near_range(s, fit, answer)
+    nlo, nhi, nn = near_games(s, fit, answer, values)
     result = {"version": 2, "design": DESIGN, "settings": s.design_key(), "status": status,
               "converged": converged and status == "done", "games": spent, "games_played_this_call": new,
               "seconds_this_call": time.perf_counter() - t0, "points": points, "steps": steps,
               "posterior": fit.summary(), "log": str(log_path),
-              "near": {"low": nlo, "high": nhi, "games": near_count(s, fit, answer, values)},
+              "near": {"low": nlo, "high": nhi, "games": nn},
               "algorithm": s.algorithm, "against": s.against, "metric": s.metric, "target": s.target,
               "unit": s.unit, "game": s.game, "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     if status == "done":
