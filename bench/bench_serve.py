@@ -279,6 +279,7 @@ def main(argv=None):
                 "load1_before": os.getloadavg()[0]})
     if "a" in parts:
         out["first_board"] = first_board(args.repeats)
+        save(out, args.json)
     if "b" in parts:
         rows: dict[int, list] = {args.games: [], 1: []}
         for i in range(args.repeats):             # interleaved, so that both see the same load
@@ -291,14 +292,21 @@ def main(argv=None):
                 "repeats": rs, "median_moves_per_s": round(statistics.median(r["moves_per_s"] for r in rs), 2),
                 "median_probe_ms": round(statistics.median(r["probe_median_ms"] for r in rs), 1),
                 "median_probe_p95_ms": round(statistics.median(r["probe_p95_ms"] for r in rs), 1)}
+        save(out, args.json)
     if "c" in parts:
         out["threads"] = threads_against_sequential(args.repeats)
     out["load1_after"] = os.getloadavg()[0]
+    save(out, args.json)
     print(json.dumps({k: v for k, v in out.items() if not isinstance(v, dict)}, indent=1))
-    if args.json:
-        tmp = Path(args.json).with_suffix(".tmp")
+
+
+def save(out: dict, path) -> None:
+    """Writes the results so far (temporary name, then rename): a run stopped in a later part keeps
+    the parts it finished."""
+    if path:
+        tmp = Path(path).with_suffix(".tmp")
         tmp.write_text(json.dumps(out, indent=1) + "\n")
-        tmp.replace(args.json)
+        tmp.replace(path)
 
 
 if __name__ == "__main__":
