@@ -22,7 +22,6 @@ whether it lies within 50 +- 10 points; and how often the opponent changed rung.
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing as mp
 import os
 import platform
@@ -216,10 +215,8 @@ def main(argv=None) -> int:
               f"{res['rung_changes']}" + (f"; {res['aborted']} game(s) aborted, not scored" if res["aborted"] else ""),
               flush=True)
     if args.json:
-        tmp = args.json + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(out, f, indent=1)
-        os.replace(tmp, args.json)
+        from training.fileio import write_json
+        write_json(args.json, out, indent=1, sort_keys=False)
     return 0
 
 

@@ -151,10 +151,8 @@ def main() -> int:
             samples[t].append(got[t])
         print(f"repeat {rep + 1}/{args.repeats} done", flush=True)
         if args.json:
-            tmp = args.json + ".tmp"
-            with open(tmp, "w") as f:
-                json.dump({"config": config, "samples": samples}, f)
-            os.replace(tmp, args.json)
+            from training.fileio import write_json
+            write_json(args.json, {"config": config, "samples": samples}, indent=None, sort_keys=False)
     rows = summarize(samples, trees)
     for r in rows:
         print(f"{r['game']:<24} {r['measure']:<22} {r['before']:>14,.0f} {r['after']:>14,.0f}  "
@@ -162,12 +160,11 @@ def main() -> int:
     ratios = [r["ratio"] for r in rows]
     print(f"median ratio x{statistics.median(ratios):.3f} (min x{min(ratios):.3f}, max x{max(ratios):.3f})")
     if args.json:
-        tmp = args.json + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump({"config": config, "samples": samples, "rows": rows,
-                       "median_ratio": statistics.median(ratios),
-                       "cpu": os.cpu_count(), "python": sys.version.split()[0]}, f, indent=1)
-        os.replace(tmp, args.json)
+        from training.fileio import write_json
+        write_json(args.json, {"config": config, "samples": samples, "rows": rows,
+                               "median_ratio": statistics.median(ratios),
+                               "cpu": os.cpu_count(), "python": sys.version.split()[0]},
+                   indent=1, sort_keys=False)
     return 0
 
 

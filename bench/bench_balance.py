@@ -215,10 +215,8 @@ def main() -> None:
     out["total_games"] = total_games
     print(f"{total_games} games in all")
     if args.json:
-        tmp = args.json + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(out, f, separators=(",", ":"))
-        os.replace(tmp, args.json)
+        from training.fileio import write_json
+        write_json(args.json, out, indent=None, sort_keys=False)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -36,16 +35,6 @@ GAMES = [("reversi(size=6)", "reversi_size-6"), ("breakthrough(rows=6,cols=6)", 
          ("havannah(base=4)", "havannah_base-4")]
 ALGORITHMS = ["minimax", "minibal_plus"]
 LEVELS = [(100, 12), (1000, 4)]          # iterations a move, games a workload
-
-
-def write_json_atomic(path: Path, data) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as fh:
-        json.dump(data, fh, indent=1, sort_keys=True)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def workload(game: str, shipped: str, algo: str, iterations: int, n_games: int):
@@ -123,7 +112,8 @@ def main(argv=None) -> int:
         out = Path(a.out)
         results = json.loads(out.read_text()) if out.exists() else {}
         results["network_us_per_state"] = network_cost(a.repeats)
-        write_json_atomic(out, results)
+        from training.fileio import write_json
+        write_json(out, results, indent=1)
         return 0
     out = Path(a.out)
     results = json.loads(out.read_text()) if out.exists() else {}
@@ -153,7 +143,8 @@ def main(argv=None) -> int:
                     row["calls"].append(st["calls"])
                     row["states"].append(st["states"])
                     row["cached"].append(st["cached"])
-                    write_json_atomic(out, results)
+                    from training.fileio import write_json
+                    write_json(out, results, indent=1)
                     print(f"repeat {rep + 1}: {key}: before {cb:.2f} s, after {ca:.2f} s CPU "
                           f"({cb / ca:.2f}x), same moves {row['same_moves'][-1]}/{n_games}",
                           file=sys.stderr, flush=True)

@@ -124,16 +124,6 @@ def run_side(root: Path) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def write_json_atomic(path: Path, data) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as fh:
-        json.dump(data, fh, indent=1, sort_keys=True)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--before", default="../core-before", help="checkout of the code before, built in place")
@@ -168,7 +158,8 @@ def main(argv=None) -> int:
               "cpus": os.cpu_count(), "python": sys.version.split()[0],
               "command": "python bench/bench_core.py --before ../core-before --repeats %d" % a.repeats,
               "rows": rows}
-    write_json_atomic(Path(a.out), result)
+    from training.fileio import write_json
+    write_json(a.out, result, indent=1)
     print("| workload | unit | before (median) | after (median) | after/before | same work |")
     print("|---|---|---|---|---|---|")
     for key, r in rows.items():

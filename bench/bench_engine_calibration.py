@@ -113,10 +113,8 @@ def calibrate(skill: int, nodes: int, max_games: int, near_games: int, precision
 
 
 def save(out: dict, path: str) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(out, f, indent=1)
-    os.replace(tmp, path)
+    from training.fileio import write_json
+    write_json(path, out, indent=1, sort_keys=False)
 
 
 def main(argv=None) -> int:

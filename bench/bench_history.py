@@ -14,7 +14,6 @@ where the build has one, else ``state.zobrist_hash`` (the key the searches used 
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import time
@@ -111,10 +110,8 @@ def main(argv=None) -> int:
               f"(legal {r['by_legal']}, terminal {r['by_terminal']}, outcome {r['by_outcome']}, "
               f"children {r['by_children']}) in {r['states']} states, {r['seconds']} s", flush=True)
     if args.json:
-        with open(args.json + ".tmp", "w") as f:
-            json.dump(rows, f, indent=1)
-        import os
-        os.replace(args.json + ".tmp", args.json)
+        from training.fileio import write_json
+        write_json(args.json, rows, indent=1, sort_keys=False)
     return 0
 
 

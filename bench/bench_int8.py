@@ -19,7 +19,6 @@ each). Imports no TensorFlow:
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import statistics
@@ -147,9 +146,9 @@ def main() -> int:
         print(f"| {spec} | {r['us_per_state_float32']} | {r['us_per_state_int8']} | {r['ratio']}x | "
               f"{r['value_mean_abs_diff']} / {r['value_max_abs_diff']} | "
               f"{100 * r['best_child_agrees']:.1f}% of {r['positions_compared']} |", flush=True)
-    with open(a.out + ".tmp", "w") as f:
-        json.dump({"onnxruntime": ort.__version__, "date": time.strftime("%Y-%m-%d"), "rows": rows}, f, indent=1)
-    os.replace(a.out + ".tmp", a.out)
+    from training.fileio import write_json
+    write_json(a.out, {"onnxruntime": ort.__version__, "date": time.strftime("%Y-%m-%d"), "rows": rows},
+               indent=1, sort_keys=False)
     return 0
 
 

@@ -300,9 +300,8 @@ def main(argv=None):
     path = Path(args.json)
     data = json.loads(path.read_text()) if path.exists() else {}
     data.setdefault(args.label, {})[args.key or args.game] = res
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    from training.fileio import write_json
+    write_json(path, data, indent=1)
     print(json.dumps({k: v for k, v in res.items() if k not in ("samples", "status")}, indent=1))
     return 0 if res["exit_code"] == 0 and (res["kill"] is None or res["kill"]["resumed_ok"]) else 1
 

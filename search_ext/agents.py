@@ -260,7 +260,36 @@ class RandomAgent(Agent):
                 for a in state.legal_actions_list()]
 
 
-class BestFirstAgent(Agent):
+class _TreeSearchAgent(Agent):
+    """An agent over one tree search (``self.search``: best-first or MCTS): ``choose`` searches
+    the state within the budget and plays the search's best action, ``analyse`` searches it and
+    returns the search's root rows; both note how the move was searched."""
+
+    search: Any             # BestFirstSearch or MCTS, made by the subclass's reset()
+
+    def _search_budget(self) -> tuple[dict, int | None]:
+        """The keyword budget for ``search.search`` and the iteration budget asked (None for time)."""
+        budget = self._budget()
+        return budget, budget["iterations"] or None
+
+    def _searched(self, state) -> None:
+        budget, asked = self._search_budget()
+        self.search.search(state, **budget)
+        self._note_search(self.search, asked)
+
+    def choose(self, state) -> int:
+        self._check_not_over(state)
+        self._searched(state)
+        return self.search.best_action(state)
+
+    def analyse(self, state) -> list:
+        if state.is_game_over():
+            return []
+        self._searched(state)
+        return self.search.analyse(state)
+
+
+class BestFirstAgent(_TreeSearchAgent):
     """Unbounded Minimax / Minibal_n / Minibal_+ / Descent over one engine."""
 
     def __init__(self, game, spec, opts, name):
@@ -278,24 +307,8 @@ class BestFirstAgent(Agent):
             proven_win_depth=self.opts.get("proven_depth", -1), max_nodes=self.opts["max_nodes"],
             max_mb=self.opts["max_mb"])
 
-    def choose(self, state) -> int:
-        self._check_not_over(state)
-        budget = self._budget()
-        self.search.search(state, **budget)
-        action = self.search.best_action(state)
-        self._note_search(self.search, budget["iterations"] or None)
-        return action
 
-    def analyse(self, state) -> list:
-        if state.is_game_over():
-            return []
-        budget = self._budget()
-        self.search.search(state, **budget)
-        self._note_search(self.search, budget["iterations"] or None)
-        return self.search.analyse(state)
-
-
-class AlphaDDAAgent(Agent):
+class AlphaDDAAgent(_TreeSearchAgent):
     """The Minibal paper's section 2.7, AlphaDDA1 adapted to Unbounded Minimax: the search budget
     follows the mean v of the last ``history`` root values (the agent's point of view),
     N(v) = min(N_max, ceil(10^(a (v + b)))), so it searches less when it is ahead."""
@@ -319,25 +332,18 @@ class AlphaDDAAgent(Agent):
         n = math.ceil(10 ** (self.opts["a"] * (v + self.opts["b"])))
         return int(max(1, min(self.opts["max_iterations"], n)))
 
+    def _search_budget(self) -> tuple[dict, int | None]:
+        n = self.budget()
+        return {"iterations": n}, n
+
     def choose(self, state) -> int:
         self._check_not_over(state)
-        n = self.budget()
-        self.search.search(state, iterations=n)
+        self._searched(state)
         self.values.append(self.search.root_info(state)["value"])
-        action = self.search.best_action(state)
-        self._note_search(self.search, n)
-        return action
-
-    def analyse(self, state) -> list:
-        if state.is_game_over():
-            return []
-        n = self.budget()
-        self.search.search(state, iterations=n)
-        self._note_search(self.search, n)
-        return self.search.analyse(state)
+        return self.search.best_action(state)
 
 
-class MCTSAgent(Agent):
+class MCTSAgent(_TreeSearchAgent):
     def __init__(self, game, spec, opts):
         super().__init__(game, spec, opts)
         self.reset()
@@ -346,22 +352,6 @@ class MCTSAgent(Agent):
         super().reset(seed)
         self.search = MCTS(self.game, c=self.opts["c"], seed=self.seed, max_nodes=self.opts["max_nodes"],
                            max_mb=self.opts["max_mb"])
-
-    def choose(self, state) -> int:
-        self._check_not_over(state)
-        budget = self._budget()
-        self.search.search(state, **budget)
-        action = self.search.best_action(state)
-        self._note_search(self.search, budget["iterations"] or None)
-        return action
-
-    def analyse(self, state) -> list:
-        if state.is_game_over():
-            return []
-        budget = self._budget()
-        self.search.search(state, **budget)
-        self._note_search(self.search, budget["iterations"] or None)
-        return self.search.analyse(state)
 
 
 class AlphaBetaAgent(Agent):

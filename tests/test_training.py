@@ -260,13 +260,16 @@ def test_repair_logs(tmp_path):
 
 def test_corrupt_files_are_named(tmp_path, tiny_config):
     run = tmp_path / "run"
-    args = ["train", "tic_tac_toe", "--config", str(tiny_config), "--out", str(run), "--budget", "2s",
-            "--milestones", "2s"]
-    assert descent(*args).returncode == 0
+    # a game budget (--max-games), not a time one: the corrupted replay file below needs a game,
+    # which may take more than a few seconds on a loaded machine; each rerun below goes on training
+    # (the 1h budget is far away), so it reads what was corrupted
+    args = ["train", "tic_tac_toe", "--config", str(tiny_config), "--out", str(run), "--budget", "1h",
+            "--milestones", "0.001s", "--max-games", "1"]
+    r = descent(*args)
+    assert r.returncode == 0, r.stderr
     latest = run / "member_00" / "latest.h5"
     data = latest.read_bytes()
     latest.write_bytes(data[: len(data) // 2])
-    args[-3:] = ["4s", "--milestones", "4s"]
     r = descent(*args)
     assert r.returncode == 2 and str(latest) in r.stderr and "Traceback" not in r.stderr
     latest.write_bytes(data)
@@ -276,7 +279,7 @@ def test_corrupt_files_are_named(tmp_path, tiny_config):
     r = descent(*args)
     assert r.returncode == 2 and str(replay) in r.stderr
     replay.write_bytes(rdata)
-    milestone = run / "member_00" / "milestone_2s.weights.h5"
+    milestone = run / "member_00" / "milestone_0.001s.weights.h5"
     from training.network import CheckpointError, build_model, load_weights
     model = build_model((3, 3, 2), 8, 1, 16)
     load_weights(milestone, model)

@@ -401,6 +401,30 @@ def _busy(s: Session) -> None:
         raise ApiError(409, "the computer is thinking: wait for its move")
 
 
+@asynccontextmanager
+async def _in_play(s: Session, turn: str | None = None):
+    """Hold the game's lock for a change to a game still in play (409 while the computer thinks
+    or once the game is over); ``turn``, ``"person"`` or ``"computer"``: whose turn it must be."""
+    _busy(s)
+    async with s.lock:
+        if s.over:
+            raise ApiError(409, "the game is over")
+        if turn == "person" and s.bot.state.to_move != s.seat:
+            raise ApiError(409, "it is the computer's turn")
+        if turn == "computer" and s.bot.state.to_move == s.seat:
+            raise ApiError(409, "it is your turn")
+        yield
+
+
+async def _think(hub: Hub, s: Session, fn):
+    """Run the search ``fn`` in the hub's pool, the page showing the board of this moment meanwhile."""
+    s.think()
+    try:
+        return await hub.run(fn)
+    finally:
+        s.done()
+
+
 async def _finish(hub: Hub, s: Session) -> None:
     """After a game ends: an adaptive opponent records the person's result in their profile."""
     if s.recorded or s.bot.adaptive is None or not s.over:
@@ -468,12 +492,7 @@ def create_app(root=None, offered: list[dict] | None = None, max_games: int = MA
         s = hub.get(request.path_params["gid"])
         body = await _body(request)
         text = _field(body, "move", str)
-        _busy(s)
-        async with s.lock:
-            if s.over:
-                raise ApiError(409, "the game is over")
-            if s.bot.state.to_move != s.seat:
-                raise ApiError(409, "it is the computer's turn")
+        async with _in_play(s, turn="person"):
             try:
                 s.bot.push(text)
             except GameError as exc:
@@ -483,43 +502,22 @@ def create_app(root=None, offered: list[dict] | None = None, max_games: int = MA
 
     async def reply(request: Request):
         s = hub.get(request.path_params["gid"])
-        _busy(s)
-        async with s.lock:
-            if s.over:
-                raise ApiError(409, "the game is over")
-            if s.bot.state.to_move == s.seat:
-                raise ApiError(409, "it is your turn")
-            s.think()
-            try:
-                played = await hub.run(s.bot.reply)
-            finally:
-                s.done()
+        async with _in_play(s, turn="computer"):
+            played = await _think(hub, s, s.bot.reply)
         await _finish(hub, s)
         return JSONResponse(dict(s.view(), played=played))
 
     async def hint(request: Request):
         s = hub.get(request.path_params["gid"])
-        _busy(s)
-        async with s.lock:
-            if s.over:
-                raise ApiError(409, "the game is over")
-            if s.bot.state.to_move != s.seat:
-                raise ApiError(409, "it is the computer's turn")
-            s.think()
-            try:
-                suggestion = await hub.run(s.bot.hint)
-            finally:
-                s.done()
+        async with _in_play(s, turn="person"):
+            suggestion = await _think(hub, s, s.bot.hint)
         names = {c["name"] for c in board.view(s.bot.state)["cells"] if c["name"]}
         return JSONResponse(dict(s.view(), hint={"text": suggestion, "squares": board.squares(
             s.bot.info.name, suggestion, names)}))
 
     async def undo(request: Request):
         s = hub.get(request.path_params["gid"])
-        _busy(s)
-        async with s.lock:
-            if s.over:
-                raise ApiError(409, "the game is over")
+        async with _in_play(s):
             plies = _person_undo_plies(s.bot, s.seat)
             if not plies:
                 raise ApiError(409, "nothing to undo: you have not moved yet")
@@ -528,10 +526,7 @@ def create_app(root=None, offered: list[dict] | None = None, max_games: int = MA
 
     async def resign(request: Request):
         s = hub.get(request.path_params["gid"])
-        _busy(s)
-        async with s.lock:
-            if s.over:
-                raise ApiError(409, "the game is over")
+        async with _in_play(s):
             s.resigned = True
         await _finish(hub, s)
         return JSONResponse(s.view())
