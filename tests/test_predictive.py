@@ -268,15 +268,22 @@ def test_same_seed_same_moves(agent):
 
 
 def test_time_budget_deepens_iteratively():
+    """A time budget searches depth 1, 2, ... and answers with the deepest depth it completed:
+    exactly the values of a search limited to that depth. How deep it gets, and how far past the
+    deadline it stops, depend on the machine's load (bench/bench_search.py measures them); what is
+    checked here does not."""
     a = make_agent("predictive:ps=0.5,time=0.2", "reversi(size=6)")
     assert isinstance(a, PredictiveAgent)
     s = games.new_state("reversi(size=6)")
-    import time
-    t0 = time.perf_counter()
-    a.choose(s)
-    spent = time.perf_counter() - t0
-    assert spent < 0.2 * 1.5 + 0.05
-    assert a.search.depth_reached >= 3
+    timed = a.values(s)
+    depth = a.search.depth_reached
+    assert depth >= 1                               # depth 1 always completes
+    fixed = make_agent(f"predictive:ps=0.5,depth={depth}", "reversi(size=6)")
+    assert fixed.values(s) == timed and fixed.search.depth_reached == depth
+    # the same deepening under a node budget, which does not depend on the machine
+    deep = make_agent("predictive:ps=0.5,nodes=20000", "reversi(size=6)")
+    deep.values(s)
+    assert deep.search.depth_reached >= 3
 
 
 @pytest.mark.parametrize("text, fragment", [

@@ -10,7 +10,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -256,23 +255,15 @@ def test_evaluate_resumes_after_a_kill_without_duplicates(fake_run):
             "--algorithms", "minimax,minibal_n,minibal_plus", "--algorithm", "minibal_plus:proven_wins=true",
             "--opponent-time", "iterations=10", "--games-per-pair", "2", "--opening-plies", "1"]
     expected = 4 * 2 * 2 * 2 * 2          # algorithms x budgets x high x low x games per pair
-    p = subprocess.Popen([sys.executable, "-m", "descent", *args], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, env=ENV)
     db = fake_run / "results.db"
-
-    def count():
-        try:
-            with sqlite3.connect(db, timeout=5) as c:
-                return c.execute("SELECT COUNT(*) FROM matches WHERE stage='evaluate'").fetchone()[0]
-        except sqlite3.Error:
-            return 0
-    deadline = time.time() + 240
-    while count() < 5 and time.time() < deadline and p.poll() is None:
-        time.sleep(0.05)
-    os.kill(p.pid, signal.SIGKILL)
-    p.wait()
-    partial = count()
-    assert 0 < partial < expected
+    # SIGKILL right after the 5th match is stored: a crash point, an exact point rather than a
+    # moment (a kill after some seconds would depend on how fast the machine is)
+    killed = subprocess.run([sys.executable, "-m", "descent", *args], capture_output=True, text=True,
+                            timeout=600, env=dict(ENV, DESCENT_CRASH_AT="match_stored:5"))
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    with sqlite3.connect(db) as c:
+        partial = c.execute("SELECT COUNT(*) FROM matches WHERE stage='evaluate'").fetchone()[0]
+    assert partial == 5 < expected
     r = descent(*args)
     assert r.returncode == 0, r.stderr
     with sqlite3.connect(db) as c:
