@@ -335,7 +335,7 @@ def test_play_adaptive_in_the_terminal_updates_the_profile(tmp_path, data_dir):
     for expected in (25, 6):                    # two resignations: 100 -> 25 -> 6.25 (rounded)
         child = pexpect.spawn(sys.executable, ["-m", "descent", "play", "tic_tac_toe", "--plain", "--net",
                                                "none", "--seat", "second", "--level", "adaptive",
-                                               "--player", "pat"], env=env, encoding="utf-8", timeout=60)
+                                               "--player", "pat"], env=env, encoding="utf-8", timeout=300)
         child.expect(r"Opponent: adaptive for pat: minibal_plus at \d+ iterations")
         child.expect(r"Your move \(o\): ")
         child.sendline("resign")

@@ -197,7 +197,7 @@ def test_batched_games_against_fairy_stockfish_are_the_games_played_alone():
     finally:
         procs = [a.proc.proc for free in pool.values() for a in free]
         batched.close_engines(pool)
-    assert pool == {} and all(p.wait(timeout=10) is not None for p in procs)
+    assert pool == {} and all(p.wait(timeout=120) is not None for p in procs)
     a, b = make_agent(me, BT6), make_agent(eng, BT6)
     try:
         alone = {t["index"]: (r.a_result, r.moves) for t in ts

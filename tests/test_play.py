@@ -12,7 +12,7 @@ ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), TF_CPP_MIN_LOG_LEVE
 
 def spawn(*args):
     child = pexpect.spawn(sys.executable, ["-m", "descent", "play", *args], env=ENV, encoding="utf-8",
-                          timeout=60)
+                          timeout=300)
     return child
 
 
