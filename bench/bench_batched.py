@@ -31,6 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from training.fileio import write_json  # noqa: E402
+
 GAMES = [("reversi(size=6)", "reversi_size-6"), ("breakthrough(rows=6,cols=6)", "breakthrough_rows-6_cols-6"),
          ("havannah(base=4)", "havannah_base-4")]
 ALGORITHMS = ["minimax", "minibal_plus"]
@@ -112,7 +114,6 @@ def main(argv=None) -> int:
         out = Path(a.out)
         results = json.loads(out.read_text()) if out.exists() else {}
         results["network_us_per_state"] = network_cost(a.repeats)
-        from training.fileio import write_json
         write_json(out, results, indent=1)
         return 0
     out = Path(a.out)
@@ -143,7 +144,6 @@ def main(argv=None) -> int:
                     row["calls"].append(st["calls"])
                     row["states"].append(st["states"])
                     row["cached"].append(st["cached"])
-                    from training.fileio import write_json
                     write_json(out, results, indent=1)
                     print(f"repeat {rep + 1}: {key}: before {cb:.2f} s, after {ca:.2f} s CPU "
                           f"({cb / ca:.2f}x), same moves {row['same_moves'][-1]}/{n_games}",

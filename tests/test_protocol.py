@@ -384,7 +384,8 @@ def test_pipeline_end_to_end(tmp_path):
     # than a few seconds, and a member that never saw a game is not ranked. The milestones (a
     # millisecond or two of training) are reached by the first counted game on any machine.
     r = descent("pipeline", "tic_tac_toe", "--population", "2", "--budget", "1h", "--milestones",
-                "0.001s,0.002s", "--max-games", "2", "--workers", "1", "--rank-agent", "minimax:iterations=10,decision=safe",
+                "0.001s,0.002s", "--max-games", "2", "--workers", "1",
+                "--rank-agent", "minimax:iterations=10,decision=safe",
                 "--iterations", "3,20", "--opponent-time", "iterations=10", "--games-per-pair", "2",
                 "--out", str(out))
     assert r.returncode == 0, r.stderr
