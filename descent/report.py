@@ -16,13 +16,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from pathlib import Path
 
 from games import validate as v
 from training import fileio, layout
 from descent.calibrate import side_by_side
 from descent.results import ResultsDB
-from descent.stats import average_intervals, cluster_interval
+from descent.stats import Interval, average_intervals, cluster_interval, interval_from_bounds
 from descent.tournament import POOLS, ProtocolError
 
 EXPERIMENTS = {"pool": "pool experiment (Minibal paper Table 2, Figures 1-2): high-level nets "
@@ -263,14 +264,77 @@ write_text = fileio.write_text
 
 
 CSV_FIELDS = ["opponent", "opponent_budget", "game", "algorithm", "budget", "units", "games", "gain",
-              "gain_low", "gain_high", "win", "draw", "loss", "score", "score_low", "score_high"]
+              "gain_low", "gain_high", "win", "draw", "loss", "score", "score_low", "score_high",
+              # what an average over games needs of each interval (``descent.stats.average_intervals``):
+              # its variance on the [0, 1] scale, effective observations and degrees of freedom
+              "gain_var", "gain_n_eff", "gain_df", "score_var", "score_n_eff", "score_df"]
+_NEEDED = CSV_FIELDS[:16]
+
+
+class ReportError(ProtocolError):
+    """An earlier report's ``results.csv`` that cannot be merged (missing, malformed)."""
+
+
+def _stats_columns(rec: dict) -> dict:
+    out = {}
+    for name, key in (("gain", "_g"), ("score", "_s")):
+        x = rec.get(key)
+        if x is not None:
+            out.update({f"{name}_var": x.var, f"{name}_n_eff": x.n_eff, f"{name}_df": x.df})
+    return out
+
+
+def read_report_csv(path) -> list[dict]:
+    """The per-game cells of an earlier report's ``results.csv`` (its averages over games are left
+    out: they are recomputed with the games they are merged with), as records ``make_report`` can
+    average. Raises ``ReportError`` for a file that is missing or not such a report."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ReportError(f"earlier report {path}: cannot read it ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise ReportError(f"earlier report {path}: not a results.csv of `descent report` (not text)") from None
+    rows = list(csv.DictReader(io.StringIO(text)))
+    header = text.splitlines()[0].split(",") if text.strip() else []
+    missing = [f for f in _NEEDED if f not in header]
+    if missing:
+        raise ReportError(f"earlier report {path}: not a results.csv of `descent report` "
+                          f"(missing column(s) {', '.join(missing)})")
+    out = []
+    for i, row in enumerate(rows, start=2):
+        if row["game"].startswith("average of "):
+            continue
+        try:
+            units, games = int(row["units"]), int(row["games"])
+            num = {k: float(row[k]) for k in _NEEDED[7:]}
+            extra = {k: float(row[k]) for k in CSV_FIELDS[16:] if row.get(k) not in (None, "")}
+        except (ValueError, TypeError) as exc:           # TypeError: a short row (a field is None)
+            raise ReportError(f"earlier report {path}, line {i}: {exc}") from None
+        if not all(math.isfinite(x) for x in num.values()) or units < 1 or games < units:
+            raise ReportError(f"earlier report {path}, line {i}: a value that is not a finite number, "
+                              f"or fewer games than units")
+        have = len(extra) == 6
+        if have:
+            g = Interval(num["gain"] / 100, num["gain_low"] / 100, num["gain_high"] / 100, games, units,
+                         extra["gain_n_eff"], extra["gain_var"], extra["gain_df"])
+            s = Interval(num["score"], num["score_low"], num["score_high"], games, units,
+                         extra["score_n_eff"], extra["score_var"], extra["score_df"])
+        else:
+            g = interval_from_bounds(num["gain"] / 100, num["gain_low"] / 100, num["gain_high"] / 100,
+                                     games, units)
+            s = interval_from_bounds(num["score"], num["score_low"], num["score_high"], games, units, method="t")
+        rec = {k: row[k] for k in _NEEDED[:5]}
+        rec.update(units=units, games=games, **num, _g=g, _s=s)
+        out.append(rec)
+    return out
 
 
 def write_csv(records, path: Path) -> None:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
-    w.writerows(records)
+    w.writerows([{**r, **_stats_columns(r)} for r in records])
     _atomic_bytes(path, buf.getvalue().encode())
 
 
@@ -318,9 +382,19 @@ def _safe(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in text.replace("=", "-"))
 
 
-def make_report(db_paths, out_dir, games: list[str] | None = None) -> dict:
+def _cell(r) -> tuple:
+    return r["opponent"], r["opponent_budget"], r["game"], r["algorithm"], r["budget"]
+
+
+def make_report(db_paths, out_dir, games: list[str] | None = None, merge=()) -> dict:
     """Read evaluate rows from the databases; write table.txt, results.csv and PNG figures, one table
-    and one set of figures per experiment (opponent kind and budget)."""
+    and one set of figures per experiment (opponent kind and budget). ``merge``: earlier reports'
+    ``results.csv`` files whose per-game cells join those of the databases (games evaluated
+    elsewhere, whose databases are not at hand); a cell that a database also holds comes from the
+    database, and the averages over games are recomputed over all of them."""
+    merged: list[tuple[str, dict]] = []
+    for path in merge:
+        merged.extend((str(path), r) for r in read_report_csv(path))
     rows, stale = [], 0
     for p in db_paths:
         with ResultsDB(p, readonly=True) as db:
@@ -334,6 +408,15 @@ def make_report(db_paths, out_dir, games: list[str] | None = None) -> dict:
     if games:
         rows = [r for r in rows if r["game"] in games]
     records = summarise(rows)
+    have = {_cell(r) for r in records}
+    added: dict[str, int] = {}
+    for path, r in merged:
+        if (not games or r["game"] in games) and _cell(r) not in have:
+            have.add(_cell(r))
+            records.append(r)
+            added[path] = added.get(path, 0) + 1
+    records.sort(key=lambda r: (r["opponent"] != "pool", r["opponent"], r["opponent_budget"], r["game"],
+                                r["algorithm"], budget_value(r["budget"])))
     avg = average_over_games(records)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -366,6 +449,9 @@ def make_report(db_paths, out_dir, games: list[str] | None = None) -> dict:
         ranking = [line for p in db_paths for line in pools_summary(Path(p).parent)]
         if ranking:
             sections.append("== ranking behind the pools\n" + "\n".join(ranking))
+        if added:
+            sections.append("\n".join(f"({n} cell(s) from the earlier report {path}: their intervals as "
+                                      f"that report wrote them)" for path, n in added.items()))
         if stale:
             sections.append(f"({stale} evaluation match(es) of networks no longer in the pools left out: "
                             f"the pools were re-ranked after they were played)")
@@ -373,4 +459,5 @@ def make_report(db_paths, out_dir, games: list[str] | None = None) -> dict:
         write_text(table_file, table + "\n")
         write_csv(records + avg, csv_file)
         clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in records + avg]
-        return {"records": clean, "table": table, "figures": figures, "out": str(out), "matches": len(rows), "stale": stale}
+        return {"records": clean, "table": table, "figures": figures, "out": str(out), "matches": len(rows),
+                "stale": stale, "merged": sum(added.values())}

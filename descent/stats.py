@@ -109,6 +109,45 @@ def _from_p(p: float, var: float, games: int, units: int, df: float, level: floa
     return Interval(lo + span * p, lo + span * a, lo + span * b, games, units, n_eff, var, df, lo, hi)
 
 
+def interval_from_bounds(mean: float, low: float, high: float, games: int, units: int, level: float = 0.95,
+                         method: str = "wilson") -> Interval:
+    """The ``Interval`` that ``cluster_interval`` drew with these bounds, for results in [-1, 1] (an
+    earlier report's cell, whose variance was not written down), by inverting ``_from_p``: Wilson,
+    the effective number of observations whose interval has this width; t, the variance whose
+    half-width it is; the degrees of freedom, units - 1. Where a Wilson interval was capped at one
+    observation per game its variance lay below the cap and is taken at the cap."""
+    p = (mean + 1.0) / 2.0
+    a, b = (low + 1.0) / 2.0, (high + 1.0) / 2.0
+    q = p * (1.0 - p)
+    df = float(units - 1) if units >= 2 else float("inf")
+    if q <= 1e-15:
+        return Interval(mean, low, high, games, units, float(units), 0.0, float("inf"))
+    z = _critical(level, df)
+    if method == "t":
+        half = (p - a) if a > 0.0 else (b - p)
+        var = (half / z) ** 2 if half > 0 else 0.0
+        return Interval(mean, low, high, games, units, min(float(games), q / var) if var > 0 else float(games),
+                        var, df)
+
+    def width(n: float) -> float:
+        lo_, hi_ = _wilson(p, n, z)
+        return hi_ - lo_
+    target = b - a
+    top = float(max(games, 1))
+    if width(top) >= target:
+        n_eff = top
+    else:
+        lo_n, hi_n = 1e-6, top              # the width falls as n grows: bisect
+        for _ in range(200):
+            mid = (lo_n + hi_n) / 2.0
+            if width(mid) > target:
+                lo_n = mid
+            else:
+                hi_n = mid
+        n_eff = (lo_n + hi_n) / 2.0
+    return Interval(mean, low, high, games, units, n_eff, q / n_eff, df)
+
+
 def cluster_interval(values, clusters=None, lo: float = -1.0, hi: float = 1.0,
                      level: float = 0.95, method: str = "wilson") -> Interval:
     """Mean of ``values`` (each in [lo, hi]) with a cluster-robust interval.

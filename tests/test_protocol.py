@@ -79,6 +79,29 @@ def test_score_intervals_cover_continuous_clustered_data():
     assert same.low < -0.2 < same.high and -1.0 <= same.low
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_intervals_come_back_from_their_bounds(seed):
+    """``interval_from_bounds`` inverts ``cluster_interval``: the variance, effective observations and
+    degrees of freedom an average over games needs, from an older report's mean, bounds, games and
+    units (exact unless the interval was capped at one observation per game)."""
+    from descent.stats import interval_from_bounds
+    rng = np.random.default_rng(seed)
+    units = [i // 4 for i in range(int(rng.integers(16, 200)))]
+    bias = rng.normal(0, 0.6, size=len(set(units)))
+    b = [int(np.sign(rng.normal(bias[u], 1.0))) if rng.random() > 0.2 else 0 for u in units]
+    sc = np.clip([0.3 * x + rng.normal(bias[u] * 0.2, 0.1) for x, u in zip(b, units)], -1, 1)
+    for x, method in ((cluster_interval(b, units), "wilson"), (cluster_interval(sc, units, method="t"), "t")):
+        back = interval_from_bounds(x.mean, x.low, x.high, x.games, x.units, method=method)
+        assert back.df == x.df and back.units == x.units
+        if x.n_eff < x.games:
+            assert back.var == pytest.approx(x.var, rel=1e-6) and back.n_eff == pytest.approx(x.n_eff, rel=1e-6)
+        else:
+            assert back.var >= x.var * (1 - 1e-9)
+    allwin = cluster_interval([1] * 64, [i // 4 for i in range(64)])
+    back = interval_from_bounds(allwin.mean, allwin.low, allwin.high, 64, 16)
+    assert (back.var, back.n_eff) == (0.0, 16.0)
+
+
 def test_extreme_cells_get_sensible_intervals():
     one = cluster_interval([1])
     assert one.mean == 1.0 and one.high == 1.0 and -0.7 < one.low < -0.5     # Wilson, n = 1
@@ -346,6 +369,78 @@ def test_report_keeps_experiments_apart_with_true_values(tmp_path):
     csv = (tmp_path / "out" / "results.csv").read_text().splitlines()
     assert csv[0].startswith("opponent,opponent_budget,game,algorithm,budget,units,games,gain,gain_low")
     assert len(csv) == 1 + len(recs)
+
+
+def _two_game_dbs(tmp_path):
+    from descent.results import ResultsDB
+    rng = np.random.default_rng(1)
+    paths = []
+    for game, shift in (("reversi(size=6)", 0.0), ("breakthrough(rows=6,cols=6)", 0.3)):
+        path = tmp_path / game.split("(")[0] / "results.db"
+        path.parent.mkdir()
+        with ResultsDB(path) as db:
+            for opp, alg, mean in (("pool", "minimax", 0.6), ("pool", "minibal_plus", 0.0), ("mcts", "minimax", 0.9)):
+                for k in range(40):
+                    m = max(-1.0, min(1.0, mean - shift))
+                    b = int(rng.choice([1, 0, -1], p=[(1 + m) / 2 * 0.8, 0.2, (1 - m) / 2 * 0.8]))
+                    _insert(db, game, alg, "iterations=10", opp, "time=1", k, b, f"u{k // 4}")
+        paths.append(path)
+    return paths
+
+
+def test_report_merges_an_earlier_reports_cells(tmp_path):
+    """A game whose database is elsewhere joins the report through its results.csv: its cells and the
+    averages over games come out as they would from both databases; an older results.csv without the
+    interval columns is inverted from its bounds; a bad file is one clear error."""
+    from click.testing import CliRunner
+    from descent.cli import cli
+    from descent.report import ReportError, make_report
+    db1, db2 = _two_game_dbs(tmp_path)
+    both = make_report([db1, db2], tmp_path / "both")["records"]
+    first = make_report([db1], tmp_path / "first")
+    assert first["merged"] == 0 and not any(r["game"].startswith("average") for r in first["records"])
+    merged = make_report([db2], tmp_path / "merged", merge=[tmp_path / "first" / "results.csv"])
+    assert merged["merged"] == 3 and "cell(s) from the earlier report" in merged["table"]
+    key = lambda r: (r["opponent"], r["game"], r["algorithm"], r["budget"])          # noqa: E731
+    want = {key(r): r for r in both}
+    assert {key(r) for r in merged["records"]} == set(want)
+    for r in merged["records"]:
+        for k in ("gain", "gain_low", "gain_high", "score", "score_low", "score_high", "units", "games", "win", "draw"):
+            assert r[k] == pytest.approx(want[key(r)][k], abs=1e-9), (key(r), k)
+    # an older results.csv (no interval columns): the intervals are recovered from the bounds
+    import csv
+    rows = list(csv.reader((tmp_path / "first" / "results.csv").open()))
+    old = tmp_path / "old.csv"
+    with old.open("w", newline="") as f:
+        csv.writer(f).writerows(row[:16] for row in rows)
+    again = make_report([db2], tmp_path / "again", merge=[old])["records"]
+    for r in again:
+        w = want[key(r)]
+        # the cells themselves come back exactly; an average differs where a cell's Wilson interval was
+        # capped at one observation per game (its variance, below that cap, is not in its bounds)
+        tol = 2.0 if r["game"].startswith("average") else 1e-6
+        assert (r["gain_low"], r["gain_high"]) == pytest.approx((w["gain_low"], w["gain_high"]), abs=tol), key(r)
+        for k in ("score_low", "score_high"):
+            assert r[k] == pytest.approx(want[key(r)][k], abs=1e-6), (key(r), k)
+    # a cell the database holds comes from the database, not from the file
+    same = make_report([db1], tmp_path / "same", merge=[tmp_path / "first" / "results.csv"])
+    assert same["merged"] == 0
+    # bad files: one clear error, at the API and at the CLI; the report folder is not touched
+    with pytest.raises(ReportError, match="not text"):
+        make_report([db2], tmp_path / "x", merge=[db1])
+    (tmp_path / "other.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(ReportError, match="missing column"):
+        make_report([db2], tmp_path / "x", merge=[tmp_path / "other.csv"])
+    with pytest.raises(ReportError, match="cannot read"):
+        make_report([db2], tmp_path / "x", merge=[tmp_path / "nope.csv"])
+    r = CliRunner().invoke(cli, ["report", "--run", str(db2.parent), "--merge", str(tmp_path / "other.csv"),
+                                 "--out", str(tmp_path / "cli")])
+    assert r.exit_code != 0 and "missing column" in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "cli" / "table.txt").exists()
+    r = CliRunner().invoke(cli, ["report", "--run", str(db2.parent), "--merge", str(tmp_path / "first" / "results.csv"),
+                                 "--out", str(tmp_path / "cli")])
+    assert r.exit_code == 0, r.output
+    assert "average of 2 games" in (tmp_path / "cli" / "table.txt").read_text()
 
 
 def test_old_results_databases_are_migrated(tmp_path):

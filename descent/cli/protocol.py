@@ -234,20 +234,28 @@ def calibrate(game, algorithm, against, target, metric, unit, budget_range, oppo
 @click.option("--game", "games_", multiple=True, help="Only these games.")
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None,
               help="Report directory (default: <first run>/report).")
-def report(runs, games_, out):
+@click.option("--merge", "merge", multiple=True, type=click.Path(dir_okay=False),
+              help="An earlier report's results.csv whose per-game cells join the databases' (games "
+                   "evaluated elsewhere); the averages over games cover them all.")
+def report(runs, games_, out, merge):
     """Tables (gain, W/D/L, score with 95% intervals over independent units), figures and CSV of the
     evaluations, one table and set of figures per experiment (low pool or MCTS, and its budget)."""
-    from descent.report import make_report  # lazy: CLI start-up (each command loads only its own modules)
+    from descent.report import ReportError, make_report  # lazy: CLI start-up (each command loads only its own modules)
     from training.run import DEFAULT_ROOT  # lazy: CLI start-up (each command loads only its own modules)
     dbs = [layout.results_db(r) for r in runs] if runs else layout.results_dbs_below(DEFAULT_ROOT)
     missing = [str(d) for d in dbs if not d.exists()]
     if missing:
         raise UserError(f"no results database: {', '.join(missing)} (run `descent evaluate` first)")
-    if not dbs:
+    if not dbs and not merge:
         raise UserError(f"no results database under {DEFAULT_ROOT}")
     specs = [load_game(g).spec for g in games_] or None
+    if not out and not runs and merge:
+        raise UserError("--merge needs --out (or --run): where should the report go?")
     out_dir = out or layout.report_dir(runs[0] if runs else DEFAULT_ROOT)
-    rep = make_report(dbs, out_dir, specs)
+    try:
+        rep = make_report(dbs, out_dir, specs, merge=merge)
+    except ReportError as exc:
+        raise UserError(str(exc)) from None
     if not rep["records"]:
         raise UserError("no evaluation results to report (run `descent evaluate` first)")
     click.echo(rep["table"])
