@@ -83,9 +83,7 @@ def summarise(rows) -> list[dict]:
         opp, ob = _opponent(r)
         groups.setdefault((opp, ob, r["game"], r["algorithm"], r["budget"]), []).append(r)
     out = []
-    for (opp, ob, game, alg, budget), rs in sorted(
-            groups.items(), key=lambda kv: (kv[0][0] != "pool", kv[0][0], kv[0][1], kv[0][2], kv[0][3],
-                                            budget_value(kv[0][4]))):
+    for (opp, ob, game, alg, budget), rs in sorted(groups.items(), key=lambda kv: _order(kv[0])):
         units = [_unit(r) for r in rs]
         g = cluster_interval([r["a_result"] for r in rs], units)
         s = cluster_interval([r["a_score"] for r in rs], units, method="t")
@@ -268,7 +266,16 @@ CSV_FIELDS = ["opponent", "opponent_budget", "game", "algorithm", "budget", "uni
               # what an average over games needs of each interval (``descent.stats.average_intervals``):
               # its variance on the [0, 1] scale, effective observations and degrees of freedom
               "gain_var", "gain_n_eff", "gain_df", "score_var", "score_n_eff", "score_df"]
-_NEEDED = CSV_FIELDS[:16]
+_CELL = CSV_FIELDS[:5]                      # what names a cell
+_NEEDED = CSV_FIELDS[:16]                   # what every results.csv has
+_STATS = ("var", "n_eff", "df")             # per interval, in the columns after those
+
+
+def _order(cell: tuple) -> tuple:
+    """The tables' order of cells (opponent, opponent budget, game, algorithm, budget): the pool
+    experiment first, budgets by their value."""
+    opp, ob, game, alg, budget = cell
+    return opp != "pool", opp, ob, game, alg, budget_value(budget)
 
 
 class ReportError(ProtocolError):
@@ -276,12 +283,8 @@ class ReportError(ProtocolError):
 
 
 def _stats_columns(rec: dict) -> dict:
-    out = {}
-    for name, key in (("gain", "_g"), ("score", "_s")):
-        x = rec.get(key)
-        if x is not None:
-            out.update({f"{name}_var": x.var, f"{name}_n_eff": x.n_eff, f"{name}_df": x.df})
-    return out
+    return {f"{name}_{a}": getattr(rec[key], a) for name, key in (("gain", "_g"), ("score", "_s"))
+            if key in rec for a in _STATS}
 
 
 def read_report_csv(path) -> list[dict]:
@@ -295,36 +298,34 @@ def read_report_csv(path) -> list[dict]:
         raise ReportError(f"earlier report {path}: cannot read it ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
         raise ReportError(f"earlier report {path}: not a results.csv of `descent report` (not text)") from None
-    rows = list(csv.DictReader(io.StringIO(text)))
-    header = text.splitlines()[0].split(",") if text.strip() else []
-    missing = [f for f in _NEEDED if f not in header]
+    reader = csv.DictReader(io.StringIO(text))
+    missing = [f for f in _NEEDED if f not in (reader.fieldnames or [])]
     if missing:
         raise ReportError(f"earlier report {path}: not a results.csv of `descent report` "
                           f"(missing column(s) {', '.join(missing)})")
     out = []
-    for i, row in enumerate(rows, start=2):
+    for i, row in enumerate(reader, start=2):
         if row["game"].startswith("average of "):
             continue
         try:
             units, games = int(row["units"]), int(row["games"])
-            num = {k: float(row[k]) for k in _NEEDED[7:]}
-            extra = {k: float(row[k]) for k in CSV_FIELDS[16:] if row.get(k) not in (None, "")}
+            num = {k: float(row[k]) for k in _NEEDED[len(_CELL) + 2:]}
+            stats = {k: float(row[k]) for k in CSV_FIELDS[len(_NEEDED):] if row.get(k) not in (None, "")}
         except (ValueError, TypeError) as exc:           # TypeError: a short row (a field is None)
             raise ReportError(f"earlier report {path}, line {i}: {exc}") from None
         if not all(math.isfinite(x) for x in num.values()) or units < 1 or games < units:
             raise ReportError(f"earlier report {path}, line {i}: a value that is not a finite number, "
                               f"or fewer games than units")
-        have = len(extra) == 6
-        if have:
+        if len(stats) == len(CSV_FIELDS) - len(_NEEDED):
             g = Interval(num["gain"] / 100, num["gain_low"] / 100, num["gain_high"] / 100, games, units,
-                         extra["gain_n_eff"], extra["gain_var"], extra["gain_df"])
+                         stats["gain_n_eff"], stats["gain_var"], stats["gain_df"])
             s = Interval(num["score"], num["score_low"], num["score_high"], games, units,
-                         extra["score_n_eff"], extra["score_var"], extra["score_df"])
+                         stats["score_n_eff"], stats["score_var"], stats["score_df"])
         else:
             g = interval_from_bounds(num["gain"] / 100, num["gain_low"] / 100, num["gain_high"] / 100,
                                      games, units)
             s = interval_from_bounds(num["score"], num["score_low"], num["score_high"], games, units, method="t")
-        rec = {k: row[k] for k in _NEEDED[:5]}
+        rec = {k: row[k] for k in _CELL}
         rec.update(units=units, games=games, **num, _g=g, _s=s)
         out.append(rec)
     return out
@@ -383,7 +384,7 @@ def _safe(text: str) -> str:
 
 
 def _cell(r) -> tuple:
-    return r["opponent"], r["opponent_budget"], r["game"], r["algorithm"], r["budget"]
+    return tuple(r[k] for k in _CELL)
 
 
 def make_report(db_paths, out_dir, games: list[str] | None = None, merge=()) -> dict:
@@ -415,8 +416,7 @@ def make_report(db_paths, out_dir, games: list[str] | None = None, merge=()) -> 
             have.add(_cell(r))
             records.append(r)
             added[path] = added.get(path, 0) + 1
-    records.sort(key=lambda r: (r["opponent"] != "pool", r["opponent"], r["opponent_budget"], r["game"],
-                                r["algorithm"], budget_value(r["budget"])))
+    records.sort(key=lambda r: _order(_cell(r)))
     avg = average_over_games(records)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

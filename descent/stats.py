@@ -129,22 +129,15 @@ def interval_from_bounds(mean: float, low: float, high: float, games: int, units
         return Interval(mean, low, high, games, units, min(float(games), q / var) if var > 0 else float(games),
                         var, df)
 
-    def width(n: float) -> float:
+    def excess(n: float) -> float:          # the width falls as n grows
         lo_, hi_ = _wilson(p, n, z)
-        return hi_ - lo_
-    target = b - a
+        return hi_ - lo_ - (b - a)
     top = float(max(games, 1))
-    if width(top) >= target:
+    if excess(top) >= 0.0:
         n_eff = top
     else:
-        lo_n, hi_n = 1e-6, top              # the width falls as n grows: bisect
-        for _ in range(200):
-            mid = (lo_n + hi_n) / 2.0
-            if width(mid) > target:
-                lo_n = mid
-            else:
-                hi_n = mid
-        n_eff = (lo_n + hi_n) / 2.0
+        from scipy.optimize import brentq  # lazy: scipy (heavy; only for an earlier report's cells)
+        n_eff = float(brentq(excess, 1e-6, top, xtol=1e-12, rtol=1e-12))
     return Interval(mean, low, high, games, units, n_eff, q / n_eff, df)
 
 
