@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -30,6 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")     # one thread, like the inference sessions
 
 from training.fileio import write_json  # noqa: E402
 
@@ -47,17 +49,42 @@ def workload(game: str, shipped: str, algo: str, iterations: int, n_games: int):
     agents = {"a": make_agent(spec, game), "b": make_agent(spec, game)}
     tasks = [{"game": game, "agent_a": spec, "agent_b": spec, "index": i, "seed": 11, "a_first": i % 2 == 0,
               "opening_plies": 2} for i in range(n_games)]
+    for agent in agents.values():
+        _time_network(agent.search.evaluator.fn)
     return tasks, agents
+
+
+NET = {"cpu": 0.0, "states": 0}          # process CPU inside ONNX Runtime's run, and the states it valued
+
+
+def _time_network(fn) -> None:
+    """Count the process CPU spent inside the inference session's ``run`` (the network itself) and
+    the states it was given, so each side's time splits into network and everything else."""
+    run = fn._sess.run
+
+    def timed(names, feeds):
+        c0 = time.process_time()
+        out = run(names, feeds)
+        NET["cpu"] += time.process_time() - c0
+        NET["states"] += len(next(iter(feeds.values())))
+        return out
+    fn._sess.run = timed
+
+
+def _net_since(mark: tuple) -> tuple:
+    return NET["cpu"] - mark[0], NET["states"] - mark[1]
 
 
 def before(tasks, agents):
     from descent.match import play_game
     out = {}
+    mark = (NET["cpu"], NET["states"])
     c0 = time.process_time()
     for t in tasks:
         out[t["index"]] = play_game(t["game"], agents["a"], agents["b"], t["index"], t["seed"],
                                     t["a_first"], t["opening_plies"])
-    return time.process_time() - c0, out
+    cpu = time.process_time() - c0
+    return cpu, out, _net_since(mark)
 
 
 def after(tasks, agents):
@@ -70,8 +97,10 @@ def after(tasks, agents):
         protos[key] = next(built)
         return protos[key]
     stats = {}
+    mark = (NET["cpu"], NET["states"])
     c0 = time.process_time()
     out = {t["index"]: rec for t, rec in run_batched(tasks, len(tasks), stats=stats, make_agent=make)}
+    stats["net_cpu"], stats["net_states"] = _net_since(mark)
     return time.process_time() - c0, out, stats
 
 
@@ -102,6 +131,56 @@ def network_cost(repeats: int) -> dict:
     return out
 
 
+def network_mflop(shipped: str) -> float:
+    """Multiply-adds of one state through a shipped network, counted from its weights' shapes (a
+    convolution with 'same' padding costs 2 kh kw cin cout per board cell; a dense layer 2 a b), in
+    millions of floating-point operations."""
+    from training.network import read_network
+    net = read_network(ROOT / "checkpoints" / "shipped" / shipped / "final.weights.h5")
+    cells = net.planes_shape[0] * net.planes_shape[1]
+    flop = 0
+    for kernel, _bias in net.weights.values():
+        flop += 2 * kernel.size * (cells if kernel.ndim == 4 else 1)
+    return flop / 1e6
+
+
+def sgemm_gflops(repeats: int) -> float:
+    """This machine's single-precision matrix-product rate on one thread (NumPy's BLAS, 2048 x 2048
+    x 2048): the arithmetic ceiling a network's convolutions can approach."""
+    import numpy as np
+    a = np.random.default_rng(0).random((2048, 2048), dtype=np.float32)
+    a @ a
+    runs = []
+    for _ in range(max(3, repeats)):
+        c0 = time.process_time()
+        a @ a
+        runs.append(2 * 2048 ** 3 / (time.process_time() - c0) / 1e9)
+    return statistics.median(runs)
+
+
+def winograd_gemm_gflops(repeats: int) -> dict:
+    """The rate of the matrix products a Winograd F(2x2,3x3) convolution of 32 filters would run
+    instead of the direct one: 16 products (one per point of a 4x4 tile) of (tiles x 32) by
+    (32 x 32), as one batched ``matmul``, for 288, 1,152 and 2,048 tiles (32 to 128 states of 9 or
+    16 tiles); GFLOP/s on one thread, medians of ``repeats``. The inner dimension of 32 keeps them far
+    below a large product's rate, which is why Winograd's fewer multiplications do not pay here."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    out = {}
+    for tiles in (288, 1152, 2048):
+        a = rng.random((16, tiles, 32), dtype=np.float32)
+        b = rng.random((16, 32, 32), dtype=np.float32)
+        a @ b
+        runs = []
+        for _ in range(max(3, repeats)):
+            c0 = time.process_time()
+            for _ in range(50):
+                a @ b
+            runs.append(2 * 16 * tiles * 32 * 32 * 50 / (time.process_time() - c0) / 1e9)
+        out[str(tiles)] = statistics.median(runs)
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=3)
@@ -113,7 +192,22 @@ def main(argv=None) -> int:
     if a.network:
         out = Path(a.out)
         results = json.loads(out.read_text()) if out.exists() else {}
-        results["network_us_per_state"] = network_cost(a.repeats)
+        # the whole set of measures once per repeat, so a slow spell of the (shared) machine
+        # falls on all of them alike; each figure is the median of its repeats
+        runs = []
+        for rep in range(a.repeats):
+            runs.append({"network": network_cost(1), "sgemm": sgemm_gflops(3),
+                         "winograd": winograd_gemm_gflops(3)})
+            print(f"repeat {rep + 1}: one-thread sgemm {runs[-1]['sgemm']:.1f} GFLOP/s; Winograd's "
+                  f"products {runs[-1]['winograd']}", file=sys.stderr, flush=True)
+        med = statistics.median
+        results["network_us_per_state"] = {game: {n: med(r["network"][game][n] for r in runs)
+                                                  for n in runs[0]["network"][game]} for game, _ in GAMES}
+        results["network_mflop_per_state"] = {game: network_mflop(shipped) for game, shipped in GAMES}
+        results["sgemm_gflops_one_thread"] = med(r["sgemm"] for r in runs)
+        results["winograd_gemm_gflops_one_thread"] = {t: med(r["winograd"][t] for r in runs)
+                                                      for t in runs[0]["winograd"]}
+        results["network_repeats"] = runs
         write_json(out, results, indent=1)
         return 0
     out = Path(a.out)
@@ -133,31 +227,43 @@ def main(argv=None) -> int:
                         continue
                     tasks, agents = workload(game, shipped, algo, iterations, n_games)
                     if rep % 2 == 0:
-                        cb, ob = before(tasks, agents)
+                        cb, ob, bnet = before(tasks, agents)
                         ca, oa, st = after(tasks, agents)
                     else:
                         ca, oa, st = after(tasks, agents)
-                        cb, ob = before(tasks, agents)
+                        cb, ob, bnet = before(tasks, agents)
                     row["before_cpu"].append(cb)
                     row["after_cpu"].append(ca)
                     row["same_moves"].append(sum(ob[i].moves == oa[i].moves for i in ob))
                     row["calls"].append(st["calls"])
                     row["states"].append(st["states"])
                     row["cached"].append(st["cached"])
+                    for k, v in (("before_net_cpu", bnet[0]), ("before_net_states", bnet[1]),
+                                 ("after_net_cpu", st["net_cpu"]), ("after_net_states", st["net_states"])):
+                        row.setdefault(k, []).append(v)
                     write_json(out, results, indent=1)
-                    print(f"repeat {rep + 1}: {key}: before {cb:.2f} s, after {ca:.2f} s CPU "
+                    print(f"repeat {rep + 1}: {key}: before {cb:.2f} s (network {bnet[0]:.2f}), "
+                          f"after {ca:.2f} s (network {st['net_cpu']:.2f}) CPU "
                           f"({cb / ca:.2f}x), same moves {row['same_moves'][-1]}/{n_games}",
                           file=sys.stderr, flush=True)
-    print("| workload | games | before: games per CPU-s (median) | after | after/before | repeats | "
-          "same moves |")
-    print("|---|---|---|---|---|---|---|")
+    print("| workload | games | before: games per CPU-s (median) | after | after/before | network's share "
+          "of CPU, before / after | network CPU us a state, before / after | repeats | same moves |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for key, row in results.items():
-        if key == "network_us_per_state" or not row["before_cpu"]:
+        if not isinstance(row, dict) or "before_cpu" not in row or not row["before_cpu"]:
             continue
         n = row["games"]
         b = statistics.median(n / c for c in row["before_cpu"])
         f = statistics.median(n / c for c in row["after_cpu"])
-        print(f"| {key} | {n} | {b:.2f} | {f:.2f} | {f / b:.2f}x | {len(row['before_cpu'])} | "
+        split = "- | -"
+        if row.get("before_net_cpu"):
+            med = statistics.median
+            share = (f"{100 * med(x / c for x, c in zip(row['before_net_cpu'], row['before_cpu'])):.0f}% / "
+                     f"{100 * med(x / c for x, c in zip(row['after_net_cpu'], row['after_cpu'])):.0f}%")
+            per = (f"{1e6 * med(x / k for x, k in zip(row['before_net_cpu'], row['before_net_states'])):.1f} / "
+                   f"{1e6 * med(x / k for x, k in zip(row['after_net_cpu'], row['after_net_states'])):.1f}")
+            split = f"{share} | {per}"
+        print(f"| {key} | {n} | {b:.2f} | {f:.2f} | {f / b:.2f}x | {split} | {len(row['before_cpu'])} | "
               f"{min(row['same_moves'])}-{max(row['same_moves'])}/{n} |")
     return 0
 
