@@ -54,31 +54,40 @@ def workload(game: str, shipped: str, algo: str, iterations: int, n_games: int):
     return tasks, agents
 
 
-NET = {"cpu": 0.0, "states": 0}          # process CPU inside ONNX Runtime's run, and the states it valued
+NET = {"cpu": 0.0}      # process CPU inside ONNX Runtime's run, over every timed network
+TIMED = []              # the timed inference objects (their own ``states`` count what they valued)
 
 
 def _time_network(fn) -> None:
-    """Count the process CPU spent inside the inference session's ``run`` (the network itself) and
-    the states it was given, so each side's time splits into network and everything else."""
+    """Count the process CPU spent inside the inference session's ``run`` (the network itself), so
+    each side's time splits into network and everything else."""
+    if not hasattr(fn, "_sess"):
+        raise SystemExit(f"bench_batched: the network runs on {type(fn).__name__}, not ONNX Runtime "
+                         "(install onnxruntime: the split times its session's run)")
     run = fn._sess.run
 
     def timed(names, feeds):
         c0 = time.process_time()
         out = run(names, feeds)
         NET["cpu"] += time.process_time() - c0
-        NET["states"] += len(next(iter(feeds.values())))
         return out
     fn._sess.run = timed
+    TIMED.append(fn)
+
+
+def _net_mark() -> tuple:
+    return NET["cpu"], sum(fn.states for fn in TIMED)
 
 
 def _net_since(mark: tuple) -> tuple:
-    return NET["cpu"] - mark[0], NET["states"] - mark[1]
+    now = _net_mark()
+    return now[0] - mark[0], now[1] - mark[1]
 
 
 def before(tasks, agents):
     from descent.match import play_game
     out = {}
-    mark = (NET["cpu"], NET["states"])
+    mark = _net_mark()
     c0 = time.process_time()
     for t in tasks:
         out[t["index"]] = play_game(t["game"], agents["a"], agents["b"], t["index"], t["seed"],
@@ -97,7 +106,7 @@ def after(tasks, agents):
         protos[key] = next(built)
         return protos[key]
     stats = {}
-    mark = (NET["cpu"], NET["states"])
+    mark = _net_mark()
     c0 = time.process_time()
     out = {t["index"]: rec for t, rec in run_batched(tasks, len(tasks), stats=stats, make_agent=make)}
     stats["net_cpu"], stats["net_states"] = _net_since(mark)
@@ -163,7 +172,7 @@ def winograd_gemm_gflops(repeats: int) -> dict:
     instead of the direct one: 16 products (one per point of a 4x4 tile) of (tiles x 32) by
     (32 x 32), as one batched ``matmul``, for 288, 1,152 and 2,048 tiles (32 to 128 states of 9 or
     16 tiles); GFLOP/s on one thread, medians of ``repeats``. The inner dimension of 32 keeps them far
-    below a large product's rate, which is why Winograd's fewer multiplications do not pay here."""
+    below a large product's rate, which takes back much of Winograd's saving."""
     import numpy as np
     rng = np.random.default_rng(0)
     out = {}
@@ -179,6 +188,16 @@ def winograd_gemm_gflops(repeats: int) -> dict:
             runs.append(2 * 16 * tiles * 32 * 32 * 50 / (time.process_time() - c0) / 1e9)
         out[str(tiles)] = statistics.median(runs)
     return out
+
+
+def _share(row: dict, side: str) -> float:
+    """The network's share of one side's CPU, in percent (median over the repeats)."""
+    return 100 * statistics.median(x / c for x, c in zip(row[f"{side}_net_cpu"], row[f"{side}_cpu"]))
+
+
+def _per_state(row: dict, side: str) -> float:
+    """The network's CPU microseconds per state it valued on one side (median over the repeats)."""
+    return 1e6 * statistics.median(x / k for x, k in zip(row[f"{side}_net_cpu"], row[f"{side}_net_states"]))
 
 
 def main(argv=None) -> int:
@@ -246,25 +265,24 @@ def main(argv=None) -> int:
                           f"after {ca:.2f} s (network {st['net_cpu']:.2f}) CPU "
                           f"({cb / ca:.2f}x), same moves {row['same_moves'][-1]}/{n_games}",
                           file=sys.stderr, flush=True)
-    print("| workload | games | before: games per CPU-s (median) | after | after/before | network's share "
-          "of CPU, before / after | network CPU us a state, before / after | repeats | same moves |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| workload | games | before: games per CPU-s | after | after/before (range) | cached | network's "
+          "share of CPU, before / after | network us a state, before / after | ceiling | same moves |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    med = statistics.median
     for key, row in results.items():
-        if not isinstance(row, dict) or "before_cpu" not in row or not row["before_cpu"]:
+        if not isinstance(row, dict) or not row.get("before_cpu"):
             continue
         n = row["games"]
-        b = statistics.median(n / c for c in row["before_cpu"])
-        f = statistics.median(n / c for c in row["after_cpu"])
-        split = "- | -"
+        ratios = [b / f for b, f in zip(row["before_cpu"], row["after_cpu"])]
+        cached = row["cached"][0] / (row["cached"][0] + row["states"][0])
+        split = "- | - | -"            # files written before the bench timed the network
         if row.get("before_net_cpu"):
-            med = statistics.median
-            share = (f"{100 * med(x / c for x, c in zip(row['before_net_cpu'], row['before_cpu'])):.0f}% / "
-                     f"{100 * med(x / c for x, c in zip(row['after_net_cpu'], row['after_cpu'])):.0f}%")
-            per = (f"{1e6 * med(x / k for x, k in zip(row['before_net_cpu'], row['before_net_states'])):.1f} / "
-                   f"{1e6 * med(x / k for x, k in zip(row['after_net_cpu'], row['after_net_states'])):.1f}")
-            split = f"{share} | {per}"
-        print(f"| {key} | {n} | {b:.2f} | {f:.2f} | {f / b:.2f}x | {split} | {len(row['before_cpu'])} | "
-              f"{min(row['same_moves'])}-{max(row['same_moves'])}/{n} |")
+            ceiling = med(b / x for b, x in zip(row["before_cpu"], row["after_net_cpu"]))
+            split = (f"{_share(row, 'before'):.0f}% / {_share(row, 'after'):.0f}% | "
+                     f"{_per_state(row, 'before'):.1f} / {_per_state(row, 'after'):.1f} | {ceiling:.2f}x")
+        print(f"| {key} | {n} | {med(n / c for c in row['before_cpu']):.2f} | "
+              f"{med(n / c for c in row['after_cpu']):.2f} | **{med(ratios):.2f}x** ({min(ratios):.2f}-"
+              f"{max(ratios):.2f}) | {cached:.0%} | {split} | {min(row['same_moves'])}-{max(row['same_moves'])}/{n} |")
     return 0
 
 
