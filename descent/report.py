@@ -422,7 +422,7 @@ def make_report(db_paths, out_dir, games: list[str] | None = None, merge=()) -> 
     out.mkdir(parents=True, exist_ok=True)
     # the folder's lock (a second report into it waits): a temporary file of a report's output
     # left there was killed; others only if their writer is dead (--out may be a shared folder)
-    with fileio.FileLock(out / ".report.lock", timeout=None):
+    with fileio.FileLock(out / ".report.lock", timeout=None, remove=True):
         table_file, csv_file = layout.report_files(out)
         fileio.clean_temp_files(out, scope=lambda target: target in (table_file.name, csv_file.name)
                                 or target.endswith(".png"))

@@ -23,3 +23,14 @@ def _pick(in_checkout: str, installed: str) -> Path:
 
 CONFIG_DIR = _pick("configs", "configs")
 SHIPPED_DIR = _pick("checkpoints/shipped", "shipped")
+
+
+def install_extra_command(extra: str) -> str:
+    """The command that installs this project's optional ``extra`` (``web``, ``test``): from a
+    source checkout, ``pip install -e '<the checkout>[extra]'``; an installed copy names the
+    extra's own packages (a bare ``descent[extra]`` would fetch an unrelated project of that name
+    from the package index)."""
+    if (_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / "setup.py").is_file():
+        return f"pip install -e '{_CHECKOUT}[{extra}]'"
+    packages = {"web": "'starlette>=0.37' 'uvicorn>=0.29'"}
+    return f"pip install {packages.get(extra, extra)}"

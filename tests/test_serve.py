@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def app():
-    application = create_app(iterations=30)
+    application = create_app(iterations=30, max_games=64)
     with TestClient(application) as client:
         yield client
 
@@ -313,18 +313,91 @@ def test_the_server_answers_while_games_think():
     application.state.hub.close()
 
 
-def test_a_cap_on_games_open_at_once():
-    with TestClient(create_app(iterations=5, max_games=2)) as c:
-        a, _ = new(c), new(c)
+def test_the_cap_counts_only_games_in_progress():
+    """--max-games counts games in progress: a finished or resigned game frees its slot at once and
+    stays readable; an abandoned one (no request for idle_seconds) is closed and frees its slot."""
+    with TestClient(create_app(iterations=5, max_games=2, idle_seconds=600)) as c:
+        a, b = new(c), new(c)
         msg = error_of(c.post("/api/new", json={"game": "tic_tac_toe"}), 503)
-        assert "too many games" in msg
-        assert c.delete(f"/api/game/{a['id']}").json() == {"closed": a["id"]}
-        error_of(c.get(f"/api/game/{a['id']}"), 404)
-        b = new(c)
-        # a game left idle past idle_seconds (an hour) makes room for a new one
-        c.app.state.hub.sessions[b["id"]].touched -= 2 * 3600
+        assert "too many games in progress (2)" in msg and "10 minutes" in msg
+        # reading a game again and again (a reload) takes no slot
+        for _ in range(3):
+            assert c.get(f"/api/game/{a['id']}").json()["id"] == a["id"]
+        error_of(c.post("/api/new", json={"game": "tic_tac_toe"}), 503)
+        # a resigned game frees its slot at once, and its record is still there
+        assert c.post(f"/api/game/{a['id']}/resign").json()["over"]
+        d = new(c)
+        assert c.get(f"/api/game/{a['id']}").json()["result"]["text"].startswith("You resigned")
+        assert c.get(f"/api/game/{a['id']}/record").status_code == 200
+        # a game played to its end frees its slot too
+        hub = c.app.state.hub
+        s = hub.sessions[d["id"]]
+        while not s.over:
+            if s.bot.state.to_move == s.seat:
+                c.post(f"/api/game/{d['id']}/move", json={"move": c.get(f"/api/game/{d['id']}").json()["moves"][0]["text"]})
+            else:
+                c.post(f"/api/game/{d['id']}/reply")
+        assert hub.in_progress() == 1
+        e = new(c)
+        error_of(c.post("/api/new", json={"game": "tic_tac_toe"}), 503)
+        # a game nobody asked about for idle_seconds is closed as abandoned, freeing its slot
+        hub.sessions[b["id"]].touched -= 601
         new(c)
         assert "no game" in error_of(c.get(f"/api/game/{b['id']}"), 404)
+        assert c.delete(f"/api/game/{e['id']}").json() == {"closed": e["id"]}
+        error_of(c.get(f"/api/game/{e['id']}"), 404)
+        assert c.get("/api/games").json()["idle_seconds"] == 600
+
+
+def test_finished_games_kept_are_bounded():
+    from descent.web.app import KEEP_FINISHED
+    with TestClient(create_app(iterations=5, max_games=1)) as c:
+        ids = []
+        for _ in range(KEEP_FINISHED + 3):
+            g = new(c)
+            c.post(f"/api/game/{g['id']}/resign")
+            ids.append(g["id"])
+        hub = c.app.state.hub
+        assert len(hub.sessions) <= KEEP_FINISHED + 1 and ids[-1] in hub.sessions
+        assert ids[0] not in hub.sessions
+
+
+def test_a_game_belongs_to_the_browser_that_started_it(app):
+    """The owner cookie of POST /api/new: another client (another browser) gets 403 on the game."""
+    g = new(app)
+    assert app.cookies.get("descent_owner")
+    other = TestClient(app.app)           # no `with`: the app's lifespan (its pool) is the fixture's
+    for method, path in (("GET", ""), ("POST", "/reply"), ("POST", "/resign"), ("GET", "/record"),
+                         ("DELETE", "")):
+        assert "another browser" in error_of(other.request(method, f"/api/game/{g['id']}{path}"), 403)
+    mine = other.post("/api/new", json={"game": "tic_tac_toe"}).json()
+    assert other.cookies.get("descent_owner") != app.cookies.get("descent_owner")
+    error_of(app.get(f"/api/game/{mine['id']}"), 403)
+    assert app.get(f"/api/game/{g['id']}").json()["id"] == g["id"]
+
+
+def test_deep_and_unknown_json_are_refused_with_400(app):
+    gid = new(app)["id"]
+    deep = b"[" * 2000 + b"]" * 2000
+    assert "nested too deeply" in error_of(app.post("/api/new", content=deep), 400)
+    assert "nested too deeply" in error_of(app.post(f"/api/game/{gid}/move", content=deep), 400)
+    deep_obj = b'{"game": ' + b"[" * 1500 + b"]" * 1500 + b"}"
+    error_of(app.post("/api/new", content=deep_obj), 400)
+    msg = error_of(app.post("/api/new", json={"game": "tic_tac_toe", "net": "/etc/passwd"}), 400)
+    assert "unknown field 'net'" in msg and "game, level, side" in msg
+    assert "unknown field 'from'" in error_of(app.post(f"/api/game/{gid}/move", json={"move": "a1", "from": "b2"}), 400)
+
+
+def test_the_view_names_sides_counts_discs_and_hides_server_paths(app):
+    g = new(app, game="reversi(size=6)", level="balanced")
+    assert g["sides"] == ["black (x)", "white (o)"] and g["count"] == [2, 2]
+    assert "/" not in g["opponent"].replace(".weights.h5", "").split("net=")[0]
+    assert str(ROOT) not in json.dumps(g) and "net=reversi_size-6/final.weights.h5" in g["opponent"]
+    g = app.post(f"/api/game/{g['id']}/move", json={"move": g["moves"][0]["text"]}).json()
+    assert sum(g["count"]) == 5
+    t = new(app)
+    assert t["count"] is None and t["sides"] == ["black (x)", "white (o)"]
+    assert app.get("/favicon.ico").status_code == 200
 
 
 def test_bad_requests_get_a_json_error(app):
@@ -416,7 +489,8 @@ def _free_port() -> int:
 def test_serve_without_the_web_extra_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "uvicorn", None)
     r = CliRunner().invoke(cli, ["serve"])
-    assert r.exit_code == 2 and "pip install 'descent[web]'" in r.output
+    assert r.exit_code == 2 and f"pip install -e '{ROOT}[web]'" in r.output
+    assert "descent[web]" not in r.output
     assert len(r.output.strip().splitlines()) == 1
 
 

@@ -159,7 +159,9 @@ def test_a_whole_game_of_tic_tac_toe_by_clicks(server, browser):
     assert result.is_displayed() and result.text
     assert len(browser.find_elements(By.CSS_SELECTOR, "#record li")) == plies(browser) >= 5
     href = browser.find_element(By.ID, "download").get_attribute("href")
-    with urllib.request.urlopen(href, timeout=30) as r:
+    owner = browser.get_cookie("descent_owner")["value"]      # the record is this browser's only
+    with urllib.request.urlopen(urllib.request.Request(href, headers={"Cookie": f"descent_owner={owner}"}),
+                                timeout=30) as r:
         text = r.read().decode()
     assert '[Game "tic_tac_toe"]' in text and '[Result "*"]' not in text
 
@@ -229,3 +231,97 @@ def test_a_game_at_an_elo_the_person_names(browser):
         assert plies(browser) == 1
         pick = strength.level_for_elo(spec, asked)
         assert f"level elo {pick['elo']:+.0f}" in browser.find_element(By.ID, "opponent").text
+
+
+# ---- the page keeps your game ---------------------------------------------------------------------
+
+def reloaded(driver):
+    """Reload the page and wait until it is back with its game and settled."""
+    driver.refresh()
+    WebDriverWait(driver, WAIT).until(lambda d: body(d, "ready") == "1")
+    return settled(driver)
+
+
+def test_a_reload_returns_to_the_game_in_progress(server, browser):
+    assert start(browser, server, "tic_tac_toe") == "you"
+    gid = body(browser, "game")
+    assert browser.current_url.endswith(f"/?game={gid}")
+    square(browser, "b2").click()
+    settled(browser)
+    assert plies(browser) == 2
+    assert reloaded(browser) == "you"
+    assert body(browser, "game") == gid and plies(browser) == 2 and browser.current_url.endswith(f"/?game={gid}")
+    assert Select(browser.find_element(By.ID, "game")).first_selected_option.get_attribute("value") == "tic_tac_toe"
+    square(browser, legal(browser)[0]).click()
+    WebDriverWait(browser, WAIT).until(lambda d: plies(d) >= 3)
+    settled(browser)
+    # a reload while playing second, with the computer's first move already on the board
+    assert start(browser, server, "breakthrough(rows=6,cols=6)", side="second") == "you"
+    gid = body(browser, "game")
+    assert reloaded(browser) == "you" and body(browser, "game") == gid and plies(browser) == 1
+    assert browser.find_element(By.ID, "board").get_attribute("data-turned") == "1"
+
+
+def test_reloads_take_no_slot_and_a_finished_game_frees_its_own(browser):
+    """With --max-games 1: three reloads keep the one game; a second tab is refused while it is in
+    progress, and starts once it is resigned; the page's new game closes its old one."""
+    for url in _serve(create_app(iterations=5, max_games=1)):
+        first = browser.current_window_handle
+        assert start(browser, url, "tic_tac_toe") == "you"
+        gid = body(browser, "game")
+        for _ in range(3):
+            assert reloaded(browser) == "you" and body(browser, "game") == gid
+        browser.switch_to.new_window("tab")
+        browser.get(url + "/")
+        WebDriverWait(browser, WAIT).until(lambda d: body(d, "ready") == "1")
+        browser.find_element(By.ID, "new-game").click()
+        WebDriverWait(browser, WAIT).until(lambda d: "too many games in progress (1)" in error_text(d))
+        browser.switch_to.window(first)
+        browser.find_element(By.ID, "resign").click()
+        WebDriverWait(browser, WAIT).until(lambda d: body(d, "turn") == "over")
+        browser.close()
+        browser.switch_to.window([h for h in browser.window_handles][0])
+        browser.find_element(By.ID, "new-game").click()
+        WebDriverWait(browser, WAIT).until(lambda d: body(d, "game") not in (None, gid))
+        assert settled(browser) == "you"
+        second = body(browser, "game")
+        # New game on this page closes its game in progress, so the one slot serves the next
+        browser.find_element(By.ID, "new-game").click()
+        WebDriverWait(browser, WAIT).until(lambda d: body(d, "game") not in (None, second))
+        assert settled(browser) == "you" and not error_text(browser)
+
+
+def test_a_link_to_a_game_opens_it_only_in_the_browser_that_started_it(server, browser):
+    assert start(browser, server, "tic_tac_toe") == "you"
+    square(browser, "a1").click()
+    settled(browser)
+    link, gid = browser.current_url, body(browser, "game")
+    browser.switch_to.new_window("tab")          # another tab of the same browser: the same game
+    browser.get(link)
+    WebDriverWait(browser, WAIT).until(lambda d: body(d, "ready") == "1")
+    assert settled(browser) == "you" and body(browser, "game") == gid and plies(browser) == 2
+    owner = browser.get_cookie("descent_owner")
+    assert owner and owner.get("httpOnly")
+    browser.delete_all_cookies()                 # now as another browser would open the link
+    try:
+        browser.get(link)
+        WebDriverWait(browser, WAIT).until(lambda d: body(d, "ready") == "1")
+        assert "another browser" in error_text(browser)
+        assert body(browser, "game") is None and browser.current_url.rstrip("/") == server
+    finally:
+        browser.add_cookie({k: owner[k] for k in ("name", "value", "path", "httpOnly") if k in owner})
+    browser.close()
+    browser.switch_to.window(browser.window_handles[0])
+
+
+def test_a_reversi_game_counts_the_discs_and_havannah_names_its_cells(server, browser):
+    assert start(browser, server, "reversi(size=6)") == "you"
+    count = browser.find_element(By.ID, "count")
+    assert count.is_displayed() and count.text == "Discs: black (x) 2, white (o) 2."
+    assert "black (x)" in browser.find_element(By.ID, "status").text
+    if any(o.get_attribute("value") == "havannah(base=4)"
+           for o in browser.find_element(By.ID, "game").find_elements(By.TAG_NAME, "option")):
+        assert start(browser, server, "havannah(base=4)") == "you"
+        names = {t.text for t in browser.find_elements(By.CSS_SELECTOR, "text.coord")}
+        assert {"a1", "d4"} <= names and len(names) == 37
+        assert not browser.find_element(By.ID, "count").is_displayed()

@@ -62,19 +62,23 @@ def play(ctx, game, level, player, opponent, net, seat, think, iterations, elo, 
               "hides the levels' ratings, which hold at their own budgets).")
 @iterations_option("Iterations per computer move instead of time.")
 @click.option("--max-games", type=IntRange(1, 1000), default=16, show_default=True,
-              help="Games open at once (browser tabs).")
-def serve(host, port, root, think, iterations, max_games):
+              help="Games in progress at once (a finished or resigned game frees its slot).")
+@click.option("--idle", type=Seconds(), default=600, show_default=True,
+              help="Seconds without a request after which a game is closed (an open page asks every minute).")
+def serve(host, port, root, think, iterations, max_games, idle):
     """Play in the browser: a local web server with a page to play every game that has a shipped
     or trained network, at every level of `descent play`."""
     try:
         import uvicorn  # lazy: optional extra
         from descent.web.app import create_app  # lazy: optional extra
     except ImportError as exc:
+        from descent.resources import install_extra_command  # lazy: CLI start-up
         raise UserError(f"descent serve needs the web extra ({exc.name} is missing): "
-                        f"pip install 'descent[web]'") from None
+                        f"{install_extra_command('web')}") from None
     if root is not None and not Path(root).is_dir():
         raise UserError(f"--root {root}: no such directory")
-    app = create_app(root=root, max_games=max_games, time_per_move=think, iterations=iterations)
+    app = create_app(root=root, max_games=max_games, time_per_move=think, iterations=iterations,
+                     idle_seconds=idle)
     try:                 # bound here, so that a port in use is one line, before anything starts
         family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
         sock = socket.socket(family, socket.SOCK_STREAM)
@@ -120,7 +124,7 @@ def engine(game, protocol, level, elo, net, think, iterations, seed):
         from descent.protocols.gtp import GtpServer as Server
     else:
         # lazy: CLI start-up (each command loads only its own modules)
-        from descent.protocols.uci import UciServer as Server
+        from descent.protocols.uci import UciServer as Server  # type: ignore[assignment]
     server = Server(info.spec, settings)       # errors (bad --net, no rating table) before any I/O
     try:
         server.run()

@@ -12,9 +12,23 @@ sends is executed or names a file; moves are parsed by the game's own parser.
 runs in a thread pool off the event loop; the compiled search runs without the GIL
 (``search_ext/bestfirst.pyx``: its iterations run in a ``with nogil`` block), so the loop answers
 other requests while games are thinking (bench/bench_serve.py measures it). Games are keyed by
-random ids made by the server; at most ``max_games`` are open at once (a new one past that is
-refused with 503, after games idle longer than ``idle_seconds`` are closed). One game does one
-thing at a time: a request on a game whose computer is thinking is refused with 409.
+random ids made by the server; one game does one thing at a time: a request on a game whose
+computer is thinking is refused with 409.
+
+**A game belongs to the browser that started it.** ``POST /api/new`` gives the browser an owner
+cookie (``descent_owner``, HttpOnly, SameSite=Strict) when it has none, and every request on a game
+must carry that cookie (403 otherwise), so the game's id in the page's address (``/?game=ID``) brings
+a reload or a link back to the game in that browser only. A script keeps the cookie as a browser
+does (``requests.Session``, ``curl -b jar -c jar``).
+
+**Slots.** At most ``max_games`` games *in progress* at once (a new one past that is refused with
+503): a finished or resigned game frees its slot at once (it stays readable, its record
+downloadable, until it has been idle ``idle_seconds``), and a game in progress nobody has asked
+about for ``idle_seconds`` (default ``IDLE_SECONDS``, ten minutes; ``descent serve --idle``) is
+closed as abandoned. The page asks about its game every ``HEARTBEAT`` seconds (a third of
+``idle_seconds`` when that is shorter) while it is open, so
+only a closed tab or a lost connection lets a game go idle. Finished games kept beyond
+``KEEP_FINISHED`` times ``max_games`` are closed oldest first.
 
 **Errors.** Every error is JSON, ``{"error": "one line"}``, with a 4xx status for a bad request
 (400 malformed or illegal, 404 unknown game id or path, 405 method, 409 not now, 413 too large,
@@ -69,13 +83,17 @@ from descent.adaptive import check_player
 from descent.api import LEVELS, Opponent
 from descent.networks import best_network
 from descent.web import board
+from search_ext.agents import parse_agent
 
 log = logging.getLogger("descent.web")
 
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 4096                    # bytes of a request body
 MAX_GAMES = 16
-IDLE_SECONDS = 3600.0
+IDLE_SECONDS = 600.0               # a game nobody asked about for this long is closed
+HEARTBEAT = 60                     # seconds between the page's questions about its open game
+KEEP_FINISHED = 4                  # finished games kept, per slot, for their record
+OWNER_COOKIE = "descent_owner"
 _ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 
 LEVEL_INFO = {
@@ -162,6 +180,15 @@ def available_games(root=None) -> list[dict]:
     return out
 
 
+def public_spec(spec: str) -> str:
+    """An agent spec as a remote player may read it: no seed, and a network named by its folder and
+    file (``reversi_size-6/final.weights.h5``), never by a path of the server's."""
+    name, opts = parse_agent(spec)
+    shown = [f"{k}={Path(str(val)).parent.name}/{Path(str(val)).name}" if k == "net" and val else f"{k}={val}"
+             for k, val in opts.items() if k != "seed"]
+    return f"{name}:{','.join(shown)}" if shown else name
+
+
 def _person_undo_plies(bot: Opponent, seat: int) -> int:
     """How many plies take back the person's last move and everything played after it (0: none)."""
     s = bot.info.new_state()
@@ -176,8 +203,9 @@ class Session:
     """One game in progress: the opponent, the person's seat, and what happened."""
 
     def __init__(self, gid: str, bot: Opponent, seat: int, level: str, player: str | None,
-                 rating: dict | None):
+                 rating: dict | None, owner: str = ""):
         self.id, self.bot, self.seat, self.level, self.player = gid, bot, seat, level, player
+        self.owner = owner               # the owner cookie of the browser that started it
         self.rating = rating
         self.lock = asyncio.Lock()
         self.thinking = False
@@ -192,7 +220,7 @@ class Session:
         return self.resigned or self.bot.is_over()
 
     def result(self) -> dict | None:
-        players = self.bot.info.players
+        players = board.side_names(self.bot.info.players)
         if self.resigned:
             return {"winner": 1 - self.seat, "score": "0-1" if self.seat == 0 else "1-0",
                     "text": f"You resigned: the computer ({players[1 - self.seat]}) wins."}
@@ -245,13 +273,14 @@ class Session:
         net = self.bot.network
         return {
             "id": self.id, "game": info.spec, "name": info.name, "players": list(info.players),
+            "sides": board.side_names(info.players), "count": board.piece_count(info.name, drawn),
             "level": self.level, "player": self.player, "you": self.seat, "to_move": state.to_move,
             "your_turn": your_turn, "over": over, "thinking": self.thinking,
             "board": drawn, "moves": board.moves(state, names) if your_turn else [],
             "last": last, "record": record, "result": self.result(),
             "position": state.position(), "drawing": str(state),
             "network": f"{Path(net).parent.name}/{Path(net).name}" if net else None,
-            "opponent": self.bot.adaptive.describe() if self.bot.adaptive is not None else self.bot.spec.split(",")[0],
+            "opponent": self.bot.adaptive.describe() if self.bot.adaptive is not None else public_spec(self.bot.spec),
             "rating": self.rating, "profile": self.profile_note,
         }
 
@@ -303,13 +332,23 @@ class Hub:
             return Opponent(spec, level=level, net="best", time=self.time, iterations=self.iterations,
                             seed=seed, player=player, root=self.root, elo=elo)
 
+    def in_progress(self) -> int:
+        """The slots taken: games not over, and games being built."""
+        return sum(1 for s in self.sessions.values() if not s.over) + self.building
+
     def _sweep(self) -> None:
+        """Close the games idle past ``idle_seconds`` (abandoned, or finished and read), then the
+        oldest finished games beyond ``KEEP_FINISHED * max_games``."""
         now = time.monotonic()
         for gid, s in list(self.sessions.items()):
             if now - s.touched > self.idle_seconds and not s.lock.locked():
                 del self.sessions[gid]
+        finished = sorted((s for s in self.sessions.values() if s.over and not s.lock.locked()),
+                          key=lambda s: s.touched)
+        for s in finished[:max(0, len(finished) - KEEP_FINISHED * self.max_games)]:
+            del self.sessions[s.id]
 
-    async def new(self, body: dict) -> Session:
+    async def new(self, body: dict, owner: str) -> Session:
         spec = _field(body, "game", str)
         level = _field(body, "level", str, "balanced")
         side = _field(body, "side", str, "first")
@@ -338,24 +377,29 @@ class Hub:
         elif player:
             raise ApiError(400, "a player name is only used with the adaptive level")
         self._sweep()
-        if len(self.sessions) + self.building >= self.max_games:
+        if self.in_progress() >= self.max_games:
             raise ApiError(503, f"too many games in progress ({self.max_games}): finish or close one, "
-                                f"or try again later")
+                                f"or try again in {self.idle_seconds / 60:g} minutes (an abandoned game "
+                                f"is closed then)")
         gid = secrets.token_urlsafe(12)
         self.building += 1                        # the slot is held while the opponent is built
         try:
             bot = await self.run(self._build, spec, level, player, secrets.randbelow(1_000_000), elo)
         finally:
             self.building -= 1
-        session = Session(gid, bot, 0 if side == "first" else 1, bot.level, player, _rating(bot.rating))
+        session = Session(gid, bot, 0 if side == "first" else 1, bot.level, player, _rating(bot.rating), owner)
         self.sessions[gid] = session
         return session
 
-    def get(self, gid: str) -> Session:
+    def get(self, gid: str, owner: str | None) -> Session:
+        """The game ``gid`` for the browser whose owner cookie is ``owner`` (404 unknown or closed,
+        403 a game of another browser); asking about it keeps it open."""
         s = self.sessions.get(gid) if _ID.fullmatch(gid or "") else None
         if s is None:
-            raise ApiError(404, f"no game {gid!r} on this server (finished games are closed after "
-                                f"{self.idle_seconds / 60:.0f} idle minutes)")
+            raise ApiError(404, f"no game {gid!r} on this server (a game is closed after "
+                                f"{self.idle_seconds / 60:g} minutes without a request)")
+        if not owner or not secrets.compare_digest(owner, s.owner):
+            raise ApiError(403, f"game {gid!r} was started in another browser: start a game of your own")
         s.touched = time.monotonic()
         return s
 
@@ -376,7 +420,11 @@ def _field(body: dict, key: str, kind, default=...):
     return value
 
 
-async def _body(request: Request) -> dict:
+NEW_FIELDS = ("game", "level", "side", "player", "elo")
+
+
+async def _body(request: Request, fields: tuple[str, ...]) -> dict:
+    """The request's JSON object, holding no field but ``fields`` (400 otherwise; 413 too large)."""
     length = request.headers.get("content-length")
     if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
         raise ApiError(413, f"request body over {MAX_BODY} bytes")
@@ -391,8 +439,13 @@ async def _body(request: Request) -> dict:
         body = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise ApiError(400, "the request body is not JSON") from None
+    except RecursionError:        # Python's parser recurses per level: a deep array ends it
+        raise ApiError(400, "the request body is JSON nested too deeply (a flat object is expected)") from None
     if not isinstance(body, dict):
         raise ApiError(400, "the request body must be a JSON object")
+    unknown = sorted(set(body) - set(fields))
+    if unknown:
+        raise ApiError(400, f"unknown field {unknown[0]!r} (known: {', '.join(fields)})")
     return body
 
 
@@ -472,25 +525,38 @@ def create_app(root=None, offered: list[dict] | None = None, max_games: int = MA
     async def index(request: Request):
         return FileResponse(STATIC / "index.html", media_type="text/html")
 
+    async def favicon(request: Request):
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
+
     async def list_games(request: Request):
         return JSONResponse({"games": [dict(g, levels=[{"name": lv, "rating": hub.rating(g["spec"], lv)}
                                                         for lv in LEVELS], elo=hub.elo_range(g["spec"]))
                                        for g in hub.offered],
-                             "max_games": hub.max_games})
+                             "max_games": hub.max_games, "idle_seconds": hub.idle_seconds,
+                             "heartbeat": max(1.0, min(HEARTBEAT, hub.idle_seconds / 3))})
 
     async def list_levels(request: Request):
         return JSONResponse({"levels": [{"name": lv, "about": LEVEL_INFO[lv]} for lv in LEVELS]})
 
+    def game(request: Request) -> Session:
+        return hub.get(request.path_params["gid"], request.cookies.get(OWNER_COOKIE))
+
     async def new_game(request: Request):
-        s = await hub.new(await _body(request))
-        return JSONResponse(s.view(), status_code=201)
+        owner = request.cookies.get(OWNER_COOKIE)
+        if not owner or not _ID.fullmatch(owner):
+            owner = secrets.token_urlsafe(24)
+        s = await hub.new(await _body(request, NEW_FIELDS), owner)
+        response = JSONResponse(s.view(), status_code=201)
+        response.set_cookie(OWNER_COOKIE, owner, max_age=30 * 86400, httponly=True, samesite="strict",
+                            path="/")
+        return response
 
     async def show(request: Request):
-        return JSONResponse(hub.get(request.path_params["gid"]).view())
+        return JSONResponse(game(request).view())
 
     async def move(request: Request):
-        s = hub.get(request.path_params["gid"])
-        body = await _body(request)
+        s = game(request)
+        body = await _body(request, ("move",))
         text = _field(body, "move", str)
         async with _in_play(s, turn="person"):
             try:
@@ -501,14 +567,14 @@ def create_app(root=None, offered: list[dict] | None = None, max_games: int = MA
         return JSONResponse(s.view())
 
     async def reply(request: Request):
-        s = hub.get(request.path_params["gid"])
+        s = game(request)
         async with _in_play(s, turn="computer"):
             played = await _think(hub, s, s.bot.reply)
         await _finish(hub, s)
         return JSONResponse(dict(s.view(), played=played))
 
     async def hint(request: Request):
-        s = hub.get(request.path_params["gid"])
+        s = game(request)
         async with _in_play(s, turn="person"):
             suggestion = await _think(hub, s, s.bot.hint)
         names = {c["name"] for c in board.view(s.bot.state)["cells"] if c["name"]}
@@ -516,7 +582,7 @@ def create_app(root=None, offered: list[dict] | None = None, max_games: int = MA
             s.bot.info.name, suggestion, names)}))
 
     async def undo(request: Request):
-        s = hub.get(request.path_params["gid"])
+        s = game(request)
         async with _in_play(s):
             plies = _person_undo_plies(s.bot, s.seat)
             if not plies:
@@ -525,20 +591,20 @@ def create_app(root=None, offered: list[dict] | None = None, max_games: int = MA
         return JSONResponse(dict(s.view(), undone=plies))
 
     async def resign(request: Request):
-        s = hub.get(request.path_params["gid"])
+        s = game(request)
         async with _in_play(s):
             s.resigned = True
         await _finish(hub, s)
         return JSONResponse(s.view())
 
     async def record(request: Request):
-        s = hub.get(request.path_params["gid"])
+        s = game(request)
         name = f"descent-{s.bot.info.name}-{s.started[:10]}.txt"
         return PlainTextResponse(s.record_text(), headers={
             "Content-Disposition": f'attachment; filename="{name}"'})
 
     async def close(request: Request):
-        s = hub.get(request.path_params["gid"])
+        s = game(request)
         _busy(s)
         hub.sessions.pop(s.id, None)
         return JSONResponse({"closed": s.id})
@@ -561,6 +627,7 @@ def create_app(root=None, offered: list[dict] | None = None, max_games: int = MA
 
     routes = [
         Route("/", index, methods=["GET"]),
+        Route("/favicon.ico", favicon, methods=["GET"]),
         Route("/api/games", list_games, methods=["GET"]),
         Route("/api/levels", list_levels, methods=["GET"]),
         Route("/api/new", new_game, methods=["POST"]),

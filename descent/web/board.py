@@ -62,6 +62,29 @@ def owner(game: str, piece: str | None) -> int | None:
     return 0 if piece.isupper() else 1       # chess, xiangqi: upper case is white/red
 
 
+COUNTED = ("reversi",)             # games decided by the pieces on the board: the page counts them
+COLOURS = ("black", "white")       # how the page draws seat 0's and seat 1's pieces (static/style.css)
+
+
+def side_names(players) -> list[str]:
+    """The seats as the page names them: a game whose players are marks (x, o) by the colour of its
+    pieces on the page, the mark beside it ("black (x)"); others by their own names (white, red)."""
+    if tuple(players) == ("x", "o"):
+        return [f"{colour} ({mark})" for colour, mark in zip(COLOURS, players)]
+    return list(players)
+
+
+def piece_count(game: str, drawn: dict) -> list[int] | None:
+    """The pieces of each seat on a drawn board (``view``), for the games of ``COUNTED``; else None."""
+    if game not in COUNTED:
+        return None
+    counts = [0, 0]
+    for cell in drawn["cells"]:
+        if cell["owner"] in (0, 1):
+            counts[cell["owner"]] += 1
+    return counts
+
+
 def _grid_from_drawing(text: str) -> list[list[str | None]]:
     """The rows of a drawing whose board lines are ``N c c c ... N`` (draughts)."""
     rows = []

@@ -14,6 +14,7 @@ let state = null;       // the view of the game being played
 let selected = null;    // the square picked as the from-square of a move
 let hint = null;        // the last hint
 let busy = false;       // a request is running
+let heartbeat = 60;     // seconds between questions about the open game (/api/games says)
 const ELO = "elo";      // the level select's entry for a rating the person names (game.elo)
 
 async function api(method, path, body) {
@@ -114,6 +115,7 @@ async function init() {
     const [g, l] = await Promise.all([api("GET", "/api/games"), api("GET", "/api/levels")]);
     offered = g.games;
     levels = l.levels;
+    heartbeat = g.heartbeat || heartbeat;
   } catch (e) {
     showError(`Cannot reach the server: ${e.message}`);
     return;
@@ -138,7 +140,60 @@ async function init() {
   $("computer-move").addEventListener("click", () => run(computerTurns));
   $("show-legal").addEventListener("change", render);
   fillLevels();
+  // the game in the address (a reload, a link): back to it, in the browser that started it
+  const gid = new URLSearchParams(window.location.search).get("game");
+  if (gid) await resume(gid);
+  setInterval(keepAlive, heartbeat * 1000);
   document.body.dataset.ready = "1";
+}
+
+function showGameInAddress() {
+  const url = state ? `/?game=${encodeURIComponent(state.id)}` : "/";
+  if (window.location.pathname + window.location.search !== url) window.history.replaceState(null, "", url);
+}
+
+async function resume(gid) {
+  try {
+    state = await api("GET", `/api/game/${encodeURIComponent(gid)}`);
+  } catch (e) {
+    state = null;
+    showGameInAddress();
+    showError(`${e.message}.`);
+    render();
+    return;
+  }
+  if (offered.some((g) => g.spec === state.game)) {
+    $("game").value = state.game;
+    fillLevels();
+  }
+  $("side").value = state.you === 0 ? "first" : "second";
+  render();
+  run(async () => {
+    await waitForThinking();
+    await computerTurns();
+  });
+}
+
+function sleep(ms) { return new Promise((resolve) => setTimeout(resolve, ms)); }
+
+async function waitForThinking() {
+  // the computer was thinking when the page was (re)loaded: its move comes with the board
+  while (state && state.thinking) {
+    setStatus(`The computer (${state.sides[1 - state.you]}) is thinking...`);
+    await sleep(500);
+    state = await api("GET", `/api/game/${state.id}`);
+  }
+}
+
+async function keepAlive() {
+  // a game is closed after the server's idle time without a request: an open page keeps it
+  if (!state || busy) return;
+  try {
+    const now = await api("GET", `/api/game/${state.id}`);
+    if (!busy && state && now.id === state.id) { state = now; render(); }
+  } catch (e) {
+    if (!busy) showError(`${e.message}.`);
+  }
 }
 
 // ---- actions --------------------------------------------------------------------------------
@@ -161,7 +216,7 @@ async function run(action) {
 
 async function computerTurns() {
   while (state && !state.over && !state.your_turn) {
-    setStatus(`The computer (${state.players[1 - state.you]}) is thinking...`);
+    setStatus(`The computer (${state.sides[1 - state.you]}) is thinking...`);
     state = await api("POST", `/api/game/${state.id}/reply`);
     render();
   }
@@ -177,10 +232,15 @@ function newGame() {
       body.elo = Number($("elo").value);
     }
     setStatus("Starting a new game (loading the network)...");
+    // the old game is closed first, so its slot is free for the new one
+    if (old) await api("DELETE", `/api/game/${old.id}`).catch(() => {});
+    state = null;
+    showGameInAddress();
+    render();
     state = await api("POST", "/api/new", body);
     selected = null;
     hint = null;
-    if (old) api("DELETE", `/api/game/${old.id}`).catch(() => {});
+    showGameInAddress();
     render();
     await computerTurns();
   });
@@ -337,6 +397,12 @@ function drawBoard() {
       svg("polygon", { points: hex(cx, cy, R), class: "hex" }, g);
     }
   }
+  // havannah's cells carry their names (the board has no edge to write coordinates on)
+  if (b.shape === "hex") {
+    for (const c of cells) {
+      if (c.name && !c.piece) svg("text", { x: centre(c)[0], y: centre(c)[1], class: "coord" }, g).textContent = c.name;
+    }
+  }
   if (b.river) svg("rect", { x: 0, y: b.height / 2 - 0.04, width: b.width, height: 0.08, class: "line" }, g);
   for (const [a, z] of b.lines || []) {
     const p = byName[a], q = byName[z];
@@ -419,10 +485,13 @@ function render() {
   }
   document.body.dataset.busy = busy ? "1" : "0";
   if (!state) return;
-  const me = state.players[state.you], it = state.players[1 - state.you];
+  const me = state.sides[state.you], it = state.sides[1 - state.you];
   $("opponent").textContent = `${state.game}, level ${state.level}${ratingText(state.rating)}: ${state.opponent}`
     + (state.network ? ` with the network ${state.network}` : ", random-playout leaves (no network)")
     + (state.profile ? `. ${state.profile}` : "");
+  const count = $("count");
+  count.hidden = !state.count;
+  if (state.count) count.textContent = `Discs: ${state.sides[0]} ${state.count[0]}, ${state.sides[1]} ${state.count[1]}.`;
   if (!busy) {
     if (state.over) setStatus("The game is over.");
     else if (state.your_turn) setStatus(`Your move (${me})` + (hint ? `: the hint is ${hint.text}` : "")
