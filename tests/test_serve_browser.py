@@ -282,12 +282,12 @@ def test_reloads_take_no_slot_and_a_finished_game_frees_its_own(browser):
         browser.close()
         browser.switch_to.window([h for h in browser.window_handles][0])
         browser.find_element(By.ID, "new-game").click()
-        WebDriverWait(browser, WAIT).until(lambda d: body(d, "game") not in (None, gid))
+        WebDriverWait(browser, WAIT).until(lambda d, gid=gid: body(d, "game") not in (None, gid))
         assert settled(browser) == "you"
         second = body(browser, "game")
         # New game on this page closes its game in progress, so the one slot serves the next
         browser.find_element(By.ID, "new-game").click()
-        WebDriverWait(browser, WAIT).until(lambda d: body(d, "game") not in (None, second))
+        WebDriverWait(browser, WAIT).until(lambda d, second=second: body(d, "game") not in (None, second))
         assert settled(browser) == "you" and not error_text(browser)
 
 
