@@ -250,7 +250,8 @@ class _Slot:
     __slots__ = ("key", "co", "search", "off", "n", "group")
 
     def __init__(self, key, co):
-        self.key, self.co, self.search, self.off, self.n, self.group = key, co, None, 0, 0, None
+        self.key, self.co, self.search, self.off, self.n = key, co, None, 0, 0
+        self.group: _Group = None  # type: ignore[assignment]   # set with the search
 
 
 def drive(jobs, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT, stats: dict | None = None,
@@ -396,7 +397,8 @@ class _Group:
         rows = in_flight * info.branching
         self.buf = np.zeros((rows, h, w, c), np.float32)
         self.flat = self.buf.reshape(rows, h * w * c)
-        self.ask = np.zeros_like(self.buf) if cache is not None else None
+        # the states to ask the network for, gathered by the cache (none without one)
+        self.ask = np.zeros_like(self.buf) if cache is not None else self.buf[:0]
         self.values = np.zeros(rows, np.float32)
         self.n = 0
         self.slots: list = []

@@ -426,10 +426,10 @@ class Fit:
                 cands.update(snap(s, v) for v in np.geomspace(max(a, 1), b, 400))
         else:
             cands.update(snap(s, v) for v in np.geomspace(lo, hi, 400))
-        cands = sorted(cands)
-        means = self.mean_gains(cands)
+        ordered = sorted(cands)
+        means = self.mean_gains(ordered)
         d = np.abs(means - s.target)
-        return cands[int(np.flatnonzero(d <= d.min() + 1e-12)[0])]
+        return ordered[int(np.flatnonzero(d <= d.min() + 1e-12)[0])]
 
     def mean_gains(self, budgets) -> np.ndarray:
         """Posterior mean gain at each budget (vectorised ``gain(b)[0]``)."""
@@ -581,7 +581,8 @@ def _calibrate(s, play, log_path, res_path, echo, progress, stop_after):
                 break
         pairs = round_budgets(s, fit, r)
         pairs = pairs[:max(1, (s.max_games - spent) // 2)]
-        keys, used = [], {}
+        keys: list = []
+        used: dict = {}
         for b in pairs:
             k = len(values.get(b, ())) + used.get(b, 0)
             keys += [(b, k), (b, k + 1)]

@@ -37,6 +37,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
@@ -125,7 +126,7 @@ def init(address: str | None, check: bool = True):
             ray._private.worker.print_to_stdstream = _print_to_log
     except ImportError:     # another layout of Ray's private modules: its messages stay as they are
         pass
-    kwargs = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
+    kwargs: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
     root = str(Path(__file__).resolve().parent.parent)
     # the node's own PYTHONPATH first (what is installed there), then this checkout (a local
     # cluster, or a path every node sees); check_workers then verifies what each node imports

@@ -22,7 +22,6 @@ The file (TOML; see ``configs/experiments/minibal-cpu.toml``)::
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -30,7 +29,6 @@ import games
 import games as _games
 from games.errors import GameError
 from training import layout
-from training.fileio import write_json
 from descent.config import read_toml
 from descent.plan import build_plan
 from descent.report import make_report, pools_summary
@@ -100,24 +98,6 @@ def load_experiment(path) -> dict:
     return out
 
 
-def record_milestones(run_dir: Path, milestones, budget: float) -> bool:
-    """Record the plan's milestones and budget in ``run.json`` (rank and evaluate read the early and
-    final checkpoints from there): added when it lacks them, replaced when the experiment file now
-    trains the run further (a final milestone later than the recorded one). Returns whether it
-    changed."""
-    path = layout.run_record(run_dir)
-    rec = json.loads(path.read_text())
-    have = rec.get("milestones")
-    # a recorded list stays unless this plan's final milestone lies later (the run trained further);
-    # the same times under other names, or a shorter plan, keep the checkpoints already recorded
-    if have and float(milestones[-1][1]) <= float(have[-1][1]):
-        return False
-    rec["milestones"] = [[n, s] for n, s in milestones]
-    rec["budget"] = max(float(budget), float(rec.get("budget") or 0))
-    write_json(path, rec)
-    return True
-
-
 def run_experiment(path, runs: str | None = None, report: str | None = None, stages=("train", "rank",
                    "evaluate", "report"), echo=print, ray_address: str | None = None,
                    only_games: list[str] | None = None, ray_ship: bool = False,
@@ -156,7 +136,7 @@ def run_experiment(path, runs: str | None = None, report: str | None = None, sta
             else:
                 echo(f"[train] {spec}: {plan.population} networks for {plan.budget_text} each in {run_dir}")
                 plan.run()
-        if layout.is_run(run_dir) and record_milestones(run_dir, plan.milestones, plan.budget):
+        if layout.is_run(run_dir) and plan.record_milestones():
             echo(f"[train] {spec}: early and final checkpoints are now "
                  f"{' and '.join(plan.milestone_names[i] for i in (0, -1))}")
         if "rank" in stages:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import games
 from training import layout
-from training.run import default_run_dir, recorded_config, run_training, runtime_config
+from training.run import default_run_dir, record_milestones, recorded_config, run_training, runtime_config
 from descent.config import (ConfigError, check_config_game, default_config_path, load_config,
                             parse_duration, parse_durations)
 from descent.distributed import ray_runner
@@ -84,6 +84,12 @@ class TrainingPlan:
                             self.workers, self.run_dir, self.seed, threads=self.threads,
                             progress=progress, max_games=self.max_games, echo=echo,
                             remote=self.remote(), runtime=runtime_config(self.cfg))
+
+    def record_milestones(self) -> bool:
+        """Record this plan's milestones and budget in the run's ``run.json``, where rank reads the
+        early and final checkpoints (``training.run.record_milestones``; unchanged when the run was
+        trained further before). Returns whether it changed."""
+        return record_milestones(self.run_dir, self.milestones, self.budget)
 
 
 def check_schedule(budget: str, milestones: str, ranked: bool = False) -> tuple[float, list]:

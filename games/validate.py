@@ -41,6 +41,9 @@ MAX_TEXT = 4096          # characters of one position, spec, move or option valu
 MAX_COUNT = 10 ** 9      # iterations, nodes, games: more would run for days
 MAX_SECONDS = 7 * 86400  # one week: a time budget beyond it is a typo (and inf would hang)
 MAX_DIGITS = 19          # an integer written with more digits does not fit in 64 bits
+# The blanks a number or word may carry around it: ASCII whitespace only. ``str.strip()`` also strips
+# the control characters U+001C..U+001F and Unicode spaces, which ``int`` and ``float`` refuse.
+ASCII_SPACE = " \t\n\r\x0b\x0c"
 
 
 def one_line(text: str) -> str:
@@ -145,8 +148,9 @@ def is_digits(s: str) -> bool:
 
 def parse_int(s, what: str, lo: float | None = None, hi: float | None = None, error=GameError,
               max_digits: int = MAX_DIGITS) -> int:
-    """Integer text (ASCII digits with an optional sign, at most ``max_digits`` digits) in range."""
-    s = text(s, what, error, max_len=max_digits + 24).strip()
+    """Integer text (ASCII digits with an optional sign, at most ``max_digits`` digits, blanks around
+    it ASCII whitespace only) in range."""
+    s = text(s, what, error, max_len=max_digits + 24).strip(ASCII_SPACE)
     if INT_TEXT.fullmatch(s) is None:
         _fail(error, what, f"{_show(s)} is not an integer")
     if len(s.lstrip("+-").lstrip("0")) > max_digits:
@@ -158,14 +162,14 @@ def parse_int(s, what: str, lo: float | None = None, hi: float | None = None, er
 def parse_real(s, what: str, lo: float | None = None, hi: float | None = None, error=GameError,
                lo_open: bool = False, hi_open: bool = False) -> float:
     """Decimal number text (ASCII, no ``nan``/``inf``), finite and in range."""
-    s = text(s, what, error, max_len=64).strip()
+    s = text(s, what, error, max_len=64).strip(ASCII_SPACE)
     if REAL_TEXT.fullmatch(s) is None:
         _fail(error, what, f"{_show(s)} is not a number")
     return real(float(s), what, lo, hi, error, lo_open, hi_open)
 
 
 def parse_bool(s, what: str, error=GameError) -> bool:
-    low = text(s, what, error, max_len=16).strip().lower()
+    low = text(s, what, error, max_len=16).strip(ASCII_SPACE).lower()
     if low in ("1", "true", "yes", "on"):
         return True
     if low in ("0", "false", "no", "off"):

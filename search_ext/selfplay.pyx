@@ -38,7 +38,6 @@ matches the terminal flag too: a repetition draw or a ply-cap draw never shares 
 position elsewhere in the tree); the walk follows the current state's key, not only the child index
 stored on the edge (docs/ALGORITHMS.md, "One walk").
 """
-# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 from libc.stdlib cimport malloc, free, realloc
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 

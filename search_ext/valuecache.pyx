@@ -16,7 +16,6 @@ the 64-bit finalizer of MurmurHash3 (Austin Appleby's public-domain constants: a
 the 64 bits), seeded with the planes' length. Two different states collide with a chance of about
 2^-64 per pair.
 """
-# cython: language_level=3
 from libc.stdint cimport uint64_t, int32_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset

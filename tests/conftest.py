@@ -1,13 +1,22 @@
+import os
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 # the repository root on the path: tests import the experiments' code in examples/ (not a package
 # of the library), whatever directory pytest is started from
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import games  # noqa: E402
+
+# Property tests draw the same examples on every run (a seed derived from each test's name), so a
+# test that passes in one clone passes in every clone; no example database is read or written.
+# ``HYPOTHESIS_PROFILE=explore`` draws fresh examples, for a person hunting for new failures.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # Every registered game at its default parameters, plus the other sizes users are told about.
 GAME_SPECS = [

@@ -30,3 +30,5 @@ def test_a_short_pipeline_ends_without_warnings(tmp_path):
     bad = [line for line in proc.stderr.splitlines()
            if re.search(r"Warning|leaked|Traceback|Exception ignored|ResourceWarning", line)]
     assert not bad, "\n".join(bad)
+    # the pipeline recorded the milestones it chose: rank found them in run.json
+    assert "records no milestones" not in proc.stdout + proc.stderr

@@ -209,3 +209,11 @@ def test_a_rerun_without_config_continues_with_the_recorded_settings(tmp_path):
     check_run(tmp_path, "chess", training_config(cfg), 3)
     assert recorded_config(tmp_path, cfg, "chess", 3) is None       # now the same settings
     assert recorded_config(tmp_path / "none", cfg, "chess", 3) is None
+
+
+def test_shipped_configs_explain_themselves_without_issue_numbers():
+    """A shipped config's notes say why a value was chosen; an issue number tells a user nothing."""
+    import re
+    for path in sorted(CONFIG_DIR.rglob("*.toml")):
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            assert not re.search(r"\bissues? #?\d+", line, re.I), f"{path}:{n}: {line}"

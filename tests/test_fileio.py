@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 
@@ -227,6 +228,48 @@ def test_lock_of_a_killed_holder_is_released_and_a_waiter_gets_it(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_removing_lock_leaves_the_folder_as_it_found_it(tmp_path):
+    """``remove=True``: the holder deletes the lock file; one a killed holder left is taken over and
+    deleted; a waiter whose file was deleted under it locks the new file, so two holders never overlap."""
+    path = tmp_path / ".report.lock"
+    with FileLock(path, remove=True):
+        assert path.read_text() == str(os.getpid())
+    assert not path.exists()
+    holder = start(f"""
+        import sys
+        from training.fileio import FileLock
+        with FileLock({str(path)!r}, remove=True):
+            print("held", flush=True)
+            sys.stdin.readline()
+    """)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        holder.kill()                                  # killed holding it: the file stays
+        holder.wait()
+    finally:
+        holder.kill()
+        holder.wait()
+    assert path.exists()
+    with FileLock(path, remove=True):
+        assert path.read_text() == str(os.getpid())
+    assert not path.exists()
+    # a waiter that opened the file before its holder deleted it locks the new file, not the old one
+    first = FileLock(path, remove=True).acquire()
+    waiter = FileLock(path, timeout=None, remove=True)
+    thread = threading.Thread(target=waiter.acquire)
+    thread.start()
+    while sum(os.path.realpath(f"/proc/self/fd/{fd}") == str(path) for fd in os.listdir("/proc/self/fd")
+              if os.path.exists(f"/proc/self/fd/{fd}")) < 2:
+        thread.join(0.01)                              # until the waiter has the file open
+    first.release()
+    thread.join()
+    assert waiter.held and path.read_text() == str(os.getpid())
+    with pytest.raises(LockBusy):
+        FileLock(path, remove=True).acquire()
+    waiter.release()
+    assert not path.exists()
 
 
 # ---- cleanup of temporary files --------------------------------------------------------------------

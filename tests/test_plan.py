@@ -3,6 +3,7 @@
 (exit 2, nothing written) and accept the same good one. Budgets of the runs here are games
 (``--max-games``), never seconds of a machine: the milestones (a millisecond or two of training)
 are reached by the first counted game on any machine."""
+import json
 import os
 import subprocess
 import sys
@@ -119,9 +120,12 @@ def test_the_drivers_accept_the_same_good_plan(files):
     assert out["train"].returncode == 0, out["train"].stderr
     for m in (0, 1):
         assert (run / f"member_0{m}" / "milestone_0.002s.weights.h5").is_file()
+    # train records the milestones it chose, where rank reads the early and final checkpoints
+    assert json.loads((run / "run.json").read_text())["milestones"] == [["0.001s", 0.001], ["0.002s", 0.002]]
     r = out["experiment"]
     assert r.returncode == 0, r.stderr
     assert "every member has reached 0.001s, 0.002s; nothing to train" in r.stdout, r.stdout + r.stderr
+    assert "checkpoints are now" not in r.stdout            # already recorded by train
     r = out["pipeline"]
     assert r.returncode == 2 and "training plan" not in r.stderr and "nosuch" in r.stderr, r.stderr
 

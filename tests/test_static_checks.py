@@ -87,3 +87,12 @@ def test_the_lazy_import_check_finds_a_planted_import(tmp_path):
     found = _deferred_imports_without_reason([src])
     assert sorted(f.split(":", 2)[1:] for f in found) == [["14", " from pathlib import Path"],
                                                           ["5", " import json"]]
+
+
+def test_compiler_directives_are_set_once_in_the_build():
+    """setup.py sets the Cython directives (``DESCENT_DEBUG=1`` turns bounds checks back on); a
+    ``# cython:`` header in a source would override them, so a debug build would not check it."""
+    headers = [f"{p.relative_to(ROOT)}:{n}: {line}" for pkg in PACKAGES
+               for p in sorted((ROOT / pkg).glob("*.p[yx][xd]"))
+               for n, line in enumerate(p.read_text().splitlines(), 1) if re.match(r"#\s*cython\s*:", line)]
+    assert not headers, "\n".join(headers)

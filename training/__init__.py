@@ -31,9 +31,9 @@ def quiet_environment() -> None:
 def import_tensorflow():
     """``import tensorflow`` (and keras) with the start-up banners filtered out of stderr; any
     other line written during the import is passed on. Returns the module."""
-    tf = sys.modules.get("tensorflow")
-    if tf is not None and "keras" in sys.modules:
-        return tf
+    loaded = sys.modules.get("tensorflow")
+    if loaded is not None and "keras" in sys.modules:
+        return loaded
     quiet_environment()
     try:
         sys.stderr.flush()

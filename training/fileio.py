@@ -234,34 +234,27 @@ class FileLock:
     ``LockBusy``) with the message ``busy`` (default: one naming the lock file). The lock belongs to the open file: it excludes other
     processes and other ``FileLock`` objects of this process, and the kernel releases it when the
     process ends, even by SIGKILL. The holder's PID is written in the file (for people reading it).
+
+    ``remove=True``: the holder deletes the lock file before it releases it, so a folder is left as
+    it was found; a file left by a killed holder is taken over by the next one and deleted then. A
+    waiter that wins a file already deleted under it opens the new one and waits again (only the
+    lock on the file at ``path`` counts).
     """
 
     def __init__(self, path, timeout: float | None = 0, busy: str | None = None, error=LockBusy,
-                 poll: float = 0.05):
+                 poll: float = 0.05, remove: bool = False):
         self.path = Path(path)
         self.timeout, self.busy, self.error, self.poll = timeout, busy, error, poll
+        self.remove = remove
         self.fd: int | None = None
 
     def acquire(self) -> FileLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            if self.timeout is None:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            else:
-                deadline = time.monotonic() + self.timeout
-                while True:
-                    try:
-                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                        break
-                    except BlockingIOError:
-                        if time.monotonic() >= deadline:
-                            raise self.error(self.busy or f"{self.path}: locked by another process"
-                                             ) from None
-                        time.sleep(self.poll)
-        except BaseException:
-            os.close(fd)
-            raise
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        while True:
+            fd = self._lock_open_file(deadline)
+            if not self.remove or _same_file(fd, self.path):
+                break
+            os.close(fd)                   # its holder deleted it while this process waited
         try:
             os.ftruncate(fd, 0)
             os.write(fd, str(os.getpid()).encode())
@@ -270,10 +263,32 @@ class FileLock:
         self.fd = fd
         return self
 
+    def _lock_open_file(self, deadline: float | None) -> int:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            if deadline is None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                return fd
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    return fd
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise self.error(self.busy or f"{self.path}: locked by another process") from None
+                    time.sleep(self.poll)
+        except BaseException:
+            os.close(fd)
+            raise
+
     def release(self) -> None:
         if self.fd is not None:
             fd, self.fd = self.fd, None
             try:
+                if self.remove:
+                    with contextlib.suppress(FileNotFoundError):
+                        self.path.unlink()
                 fcntl.flock(fd, fcntl.LOCK_UN)
             finally:
                 os.close(fd)
@@ -287,6 +302,16 @@ class FileLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether the open file ``fd`` is still the file at ``path``."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    own = os.fstat(fd)
+    return (own.st_dev, own.st_ino) == (st.st_dev, st.st_ino)
 
 
 # ---- cleanup of temporary files --------------------------------------------------------------------

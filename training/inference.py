@@ -73,7 +73,7 @@ class Network:
                    tuple(model.input_shape[1:]))
 
 
-class InferenceBase:
+class InferenceBase(ABC):
     """``inference(batch) -> values`` (float32, shape (n,)); counts calls and states."""
 
     def __init__(self, planes_shape):
@@ -81,9 +81,13 @@ class InferenceBase:
         self.calls = 0
         self.states = 0
 
-    def refresh(self, weights: dict | None = None) -> None:
+    def refresh(self, weights: dict | None = None) -> None:  # noqa: B027 (a no-op by default)
         """Take a weight snapshot (``model_weights``; default: the model's current weights).
         A no-op for backends that read the live weights."""
+
+    @abstractmethod
+    def __call__(self, batch: np.ndarray) -> np.ndarray:
+        """The values of a batch of planes (n, h, w, c): float32, shape (n,)."""
 
     def evaluator(self):
         return CallableEvaluator(self, self.shape)

@@ -115,7 +115,8 @@ class ReplayBuffer:
         self.max_bytes = max_bytes
         self.shape = tuple(int(v) for v in planes_shape)
         self.games: dict[int, _Game] = {}
-        self._offsets = None            # (ids, starts) of the games in id order, rebuilt on change
+        # (ids, starts) of the games in id order, rebuilt on change
+        self._offsets: tuple[list[int], np.ndarray] | None = None
         self._stale: list[int] = []     # games out of the window whose files are not yet deleted
 
     def files(self) -> dict[int, Path]:

@@ -2,7 +2,9 @@
 
 The layout of a run directory (``checkpoints/<game>`` by default) is ``training.layout``'s.
 ``run.json`` holds the game, config and seed (what this run is, checked on every rerun), the
-config's sha256 and the code (version, git commit) that started it.
+config's sha256, the code (version, git commit) that started it, and the milestones and budget of
+the plan that trained it furthest (``record_milestones``: rank reads the early and final
+checkpoints from there).
 
 Every file is written under a temporary name (``.<name>.tmp<PID>``) and renamed; those a kill leaves
 behind are removed when the run is resumed (under the lock). See ``training.trainer`` for how a
@@ -126,6 +128,23 @@ def check_run(run_dir: Path, game: str, config: dict, seed: int) -> None:
             write_json(path, dict(old, continued_with=seen[1:] + [code]))
         return
     write_json(path, record)
+
+
+def record_milestones(run_dir: Path, milestones, budget: float) -> bool:
+    """Record a plan's milestones and budget in ``run.json`` (rank and evaluate read the early and
+    final checkpoints from there): added when it lacks them, replaced when the plan now trains the
+    run further (a final milestone later than the recorded one). Returns whether it changed."""
+    path = layout.run_record(run_dir)
+    rec = read_run_record(run_dir)
+    have = rec.get("milestones")
+    # a recorded list stays unless this plan's final milestone lies later (the run trained further);
+    # the same times under other names, or a shorter plan, keep the checkpoints already recorded
+    if have and float(milestones[-1][1]) <= float(have[-1][1]):
+        return False
+    rec["milestones"] = [[n, s] for n, s in milestones]
+    rec["budget"] = max(float(budget), float(rec.get("budget") or 0))
+    write_json(path, rec)
+    return True
 
 
 def config_digest(config: dict) -> str:

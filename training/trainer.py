@@ -217,7 +217,7 @@ class _Learner:
     def __init__(self, process, mode: str):
         self.process = process
         self.mode = mode
-        self.error = None
+        self.error: BaseException | None = None
         self.snapshot = None
         self.skipped = 0            # games counted without a pass of their own (async)
         self._closing = False       # set before the end-of-queue marker is queued

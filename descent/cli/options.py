@@ -64,7 +64,7 @@ class IntRange(click.IntRange):
     as the fullwidth '１', and '1_000')."""
 
     def convert(self, value, param, ctx):
-        if isinstance(value, str) and validate.INT_TEXT.fullmatch(value.strip()) is None:
+        if isinstance(value, str) and validate.INT_TEXT.fullmatch(value.strip(validate.ASCII_SPACE)) is None:
             self.fail(f"{value!r} is not an integer (ASCII digits)", param, ctx)
         return super().convert(value, param, ctx)
 
@@ -97,10 +97,12 @@ def click_options(options_class, section: str = "run"):
     def decorate(f):
         for opt in reversed([o for o in option_fields(options_class) if o.info.cli]):
             info = opt.info
+            kind: click.ParamType
             if info.choices is not None:
                 kind = click.Choice([str(c) for c in info.choices])
             elif opt.type is int:
-                kind = IntRange(info.min, info.max)
+                kind = IntRange(None if info.min is None else int(info.min),
+                                None if info.max is None else int(info.max))
             elif opt.type is float:
                 kind = Real(info.min, info.max)
             elif opt.type is bool:

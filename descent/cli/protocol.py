@@ -59,6 +59,7 @@ def match(game, agent_a, agent_b, n_games, workers, seed, verbose, ray_address):
     click.echo(f"  A wins {s.wins} ({100 * s.wins / s.games:.1f}%), draws {s.draws} "
                f"({100 * s.draws / s.games:.1f}%), losses {s.losses} ({100 * s.losses / s.games:.1f}%)")
     g, sc = s.gain_ci, s.score_ci
+    assert g is not None and sc is not None        # intervals exist: at least one game was scored
     click.echo(f"  A binary gain {100 * s.gain:+.1f}% [{100 * g.low:+.1f}, {100 * g.high:+.1f}]; "
                f"mean score {s.score:+.3f} [{sc.low:+.3f}, {sc.high:+.3f}] (95%, counting every game "
                f"as independent)")

@@ -47,6 +47,7 @@ def train(game, config_path, population, budget, milestones, workers, out, seed,
     click.echo(f"training {plan.population} network(s) of {plan.game} for {plan.budget:.0f} s each "
                f"(milestones {', '.join(plan.milestone_names)}) in {plan.run_dir}; config {plan.config_path}")
     results = plan.run()
+    plan.record_milestones()
     for i, r in enumerate(results):
         click.echo(f"member {i}: {r['games']} games, {r['examples']} examples, "
                    f"{r['train_seconds']:.0f} s trained, milestones: {', '.join(r['milestones_done']) or 'none'}")
@@ -98,6 +99,7 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
     spec, run_dir, workers = plan.game, plan.run_dir, plan.workers
     click.echo(f"[1/4] training {plan.population} networks of {spec} for {plan.budget_text} each in {run_dir}")
     plan.run()
+    plan.record_milestones()
     click.echo(f"[2/4] ranking them ({rank_agent})")
     pools = do_rank(run_dir, spec, rank_agent, games_per_pair, opening_plies, workers, seed,
                     ray_address=plan.ray, echo=click.echo)

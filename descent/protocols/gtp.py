@@ -230,6 +230,7 @@ class GtpServer:
         if not s.is_game_over():
             raise GtpFailure("cannot score: the game is not over")
         o = s.outcome()
+        assert o is not None                      # the game is over
         if o.winner is None:
             return "0"
         letter = nt.seat_colour(self.player.info, o.winner)[0].upper()

@@ -187,7 +187,8 @@ class EngineAgent(Agent):
 
     def reset(self, seed=None):
         super().reset(seed)
-        if getattr(self, "proc", None) is None or not self.proc.alive():
+        proc = getattr(self, "proc", None)
+        if proc is None or not proc.alive():
             self.start()
         else:
             self.new_game()
