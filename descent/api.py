@@ -42,12 +42,28 @@ __all__ = ["LEVELS", "Opponent", "agent_spec", "best_network", "make_agent"]
 LEVELS = ("easy", "medium", "hard", "balanced", "strongest", "adaptive")
 
 
-def agent_spec(level: str, net: str | None, time: float | None, iterations: int | None, seed: int) -> str:
-    """The agent spec behind a level."""
+# Where a game has no network, the search its levels play: alpha-beta (iterative deepening, the
+# zero evaluation, so every forced result within its depth is seen) for the games where it was
+# measured stronger than Unbounded Minimax over random playouts at equal time (bench/
+# bench_network_free.py; BENCHMARKS.md "Without a network"); Unbounded Minimax with random-playout
+# leaves for the others. The balanced level keeps Minibal_+ (its point is balance, not strength).
+NETWORK_FREE_ALPHABETA = ("chess", "xiangqi")
+PLAYOUT_LEAVES = "eval=playout,playouts=4"
+
+
+def agent_spec(level: str, net: str | None, time: float | None, iterations: int | None, seed: int,
+               game: str | None = None) -> str:
+    """The agent spec behind a level (``game``: the game's name, which decides the search played
+    without a network, ``NETWORK_FREE_ALPHABETA``)."""
     if level not in LEVELS:
         raise GameError(f"unknown level {level!r} (known: {', '.join(LEVELS)})")
     budget = f"iterations={iterations}" if iterations else f"time={time or 1.0}"
-    leaf = f"net={net}" if net else "eval=playout,playouts=4"
+    if not net and game in NETWORK_FREE_ALPHABETA and level != "balanced":
+        budget = f"nodes={iterations}" if iterations else f"time={time or 1.0}"
+        if level == "strongest":
+            return f"alphabeta:{budget},seed={seed}"
+        return f"gaussian:level={level},base=alphabeta,{budget},seed={seed}"
+    leaf = f"net={net}" if net else PLAYOUT_LEAVES
     if level == "balanced":
         return f"minibal_plus:{budget},{leaf},seed={seed}"
     if level == "strongest":
@@ -102,6 +118,7 @@ class Opponent:
         self.calibration = None
         self.adaptive = None
         self.rating = None          # the rating table's entry of this setting (descent.strength), or None
+        self.elo_note: str | None = None    # with elo: what it picked and how far from the request
         self._bot_seats: set = set()
         if elo is not None:
             if agent is not None or level == "adaptive" or time is not None or iterations is not None \
@@ -112,6 +129,7 @@ class Opponent:
             pick = strength.level_for_elo(self.info.spec, elo)
             agent = f"{pick['spec']},seed={seed}"
             self.level = f"elo {pick['elo']:+.0f} ({pick['label']})"
+            self.elo_note = strength.pick_text(pick, elo)
             self.rating = {k: pick[k] for k in ("elo", "low", "high", "anchor", "spec")}
             net = pick["spec"].rpartition("net=")[2].split(",")[0]
         elif agent is None and (level in strength.NAMED_MUS or level == "strongest"):
@@ -137,7 +155,7 @@ class Opponent:
             if self.calibration:
                 self.spec, self.network = self.calibration["agent"], self.calibration["network"]
             else:
-                self.spec = agent or agent_spec(level, net, time, iterations, seed)
+                self.spec = agent or agent_spec(level, net, time, iterations, seed, self.info.name)
         if self.rating is None:
             self.rating = _rating_of(self.info.spec, self.level, self.spec)
         self.agent = make_agent(self.spec, self.info)
@@ -145,7 +163,7 @@ class Opponent:
         self.agent.reset(seed)
         # hints come from a separate analysis at the strongest level (same network and budget),
         # built on the first hint, so asking one never touches the playing agent's tree
-        self.hint_spec = agent_spec("strongest", net, time, iterations, seed)
+        self.hint_spec = agent_spec("strongest", net, time, iterations, seed, self.info.name)
         self._analyst: _agents.Agent | None = None
 
     def new_game(self) -> None:

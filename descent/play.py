@@ -51,7 +51,9 @@ def play(game: str, opponent, seat: int, plain: bool, save: str | None = None) -
     say(f"{bot.info.spec}: you play {me} ({'first' if seat == 0 else 'second'}), the computer plays "
         f"{it}. Level: {bot.level}.")
     rating = getattr(bot, "rating", None)
-    if rating:
+    if getattr(bot, "elo_note", None):
+        say(f"{bot.elo_note}.")
+    elif rating:
         say(f"Rated {rating_text(rating, rating['anchor'])} (docs/strength.md).")
     c = getattr(bot, "calibration", None)
     if c:

@@ -40,7 +40,7 @@ import os
 from search_ext.agents import parse_agent
 
 __all__ = ["StrengthError", "LEVEL_ITERATIONS", "SIGMA", "CURVE_MUS", "TABLE_FILE", "level_ratings",
-           "level_for_elo", "load_table", "rating_text", "setting_spec", "level_spec", "matches"]
+           "level_for_elo", "elo_span", "load_table", "rating_text", "pick_text", "setting_spec", "level_spec", "matches"]
 
 LEVEL_ITERATIONS = 40          # the named levels' budget when rated (iterations a move)
 SIGMA = 0.3                    # seed 003's spread of every Gaussian level
@@ -134,6 +134,16 @@ def level_ratings(game_spec: str, base=None) -> dict:
     return out
 
 
+def elo_span(game_spec: str, network: str | None, base=None) -> tuple[float, float] | None:
+    """The Elo range ``level_for_elo`` covers for ``game_spec`` when ``network`` is the shipped final
+    network the table rates, else None (no table, another network, none)."""
+    t = table(game_spec, base)
+    final = shipped.network(game_spec, "final", base)
+    if t is None or not network or not final or os.path.realpath(str(network)) != os.path.realpath(final):
+        return None
+    return t["settings"][0]["elo"], t["settings"][-1]["elo"]
+
+
 def level_for_elo(game_spec: str, elo: float, base=None) -> dict:
     """The measured setting whose rating is nearest to ``elo``: {"spec" (shipped paths resolved),
     "elo", "low", "high", "label", "mu", "anchor"}. ``StrengthError`` for a game without a table or an
@@ -156,6 +166,17 @@ def level_for_elo(game_spec: str, elo: float, base=None) -> dict:
     best = min(t["settings"], key=lambda s: (abs(s["elo"] - elo), s["elo"]))
     return {"spec": _resolved(best["spec"], spec, base), "elo": best["elo"], "low": best["low"],
             "high": best["high"], "label": best.get("label"), "mu": best.get("mu"), "anchor": t["anchor"]}
+
+
+def pick_text(pick: dict, asked: float) -> str:
+    """What ``--elo`` (``UCI_Elo``) picked, and how far it is from the rating asked:
+    'Elo +400 asked: plays mu0.7, rated +161 [+40, +280], 239 below the request (against ...)'."""
+    gap = pick["elo"] - float(asked)
+    how = "exactly the request" if abs(gap) < 0.5 else f"{abs(gap):.0f} {'above' if gap > 0 else 'below'} the request"
+    label = (pick.get("label") or "").replace("level-", "level ")
+    return (f"Elo {float(asked):+.0f} asked: plays {label}, rated {pick['elo']:+.0f} "
+            f"[{pick['low']:+.0f}, {pick['high']:+.0f}], {how} (the nearest measured setting; "
+            f"against {pick['anchor']})")
 
 
 def rating_text(entry: dict, anchor: str) -> str:

@@ -172,3 +172,40 @@ def test_gtp_refuses_games_it_cannot_carry():
     p = subprocess.run([sys.executable, "-m", "descent", "engine", "reversi", "--level", "adaptive"],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "Traceback" not in p.stderr
+
+
+def _run(game, commands, *args):
+    cmd = [sys.executable, "-m", "descent", "engine", game, "--iterations", "20", *args]
+    return subprocess.run(cmd, input="".join(c + "\n" for c in commands), capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_a_board_size_without_a_network_is_said_on_stderr_and_in_the_version():
+    """havannah ships a network for base 4: `boardsize 5` drops it, and the engine says so (stderr,
+    `version`) and still plays legal moves; back at base 4 the network plays again."""
+    p = _run("havannah(base=4)", ["version", "boardsize 5", "version", "genmove white", "boardsize 4",
+                                  "version", "quit"])
+    assert p.returncode == 0 and "Traceback" not in p.stderr
+    replies = [b[2:] for b in p.stdout.split("\n\n") if b.startswith("=")]
+    assert "no network" not in replies[0] and "havannah(base=4), strongest" in replies[0]
+    assert "havannah(base=5)" in replies[2] and "no network" in replies[2]
+    assert replies[3] and "no network" not in replies[5]
+    notes = [x for x in p.stderr.splitlines() if x.startswith("descent: ")]
+    assert len(notes) == 1 and "no network for havannah(base=5)" in notes[0]
+    assert "networks ship for havannah(base=4)" in notes[0]
+
+
+def test_the_level_and_an_elo_are_chosen_by_documented_commands():
+    from descent import strength
+    p = _run("havannah(base=4)", ["known_command descent-level", "descent-level easy", "descent-level godlike",
+                                  "descent-elo 400", "descent-elo 99999", "descent-elo x", "genmove white",
+                                  "quit"])
+    blocks = [b for b in p.stdout.split("\n\n") if b]
+    assert blocks[0] == "= true" and blocks[1] == "= easy"
+    assert blocks[2].startswith("? syntax error")
+    pick = strength.level_for_elo("havannah(base=4)", 400)
+    assert blocks[3].startswith("= Elo +400 asked") and f"rated {pick['elo']:+.0f}" in blocks[3]
+    assert f"{abs(pick['elo'] - 400):.0f} {'below' if pick['elo'] < 400 else 'above'}" in blocks[3]
+    assert blocks[4].startswith("? ") and "outside the rated range" in blocks[4]
+    assert blocks[5].startswith("? syntax error") and blocks[6].startswith("= ")
+    assert "Elo +400 asked" in p.stderr

@@ -3,6 +3,7 @@ chess game, Fairy-Stockfish for a breakthrough 6x6 match refereed only through t
 protocols, and scripted sessions (stop during go infinite, unknown and malformed commands)."""
 from __future__ import annotations
 
+import math
 import os
 import queue
 import shutil
@@ -271,3 +272,90 @@ def test_descent_against_fairy_stockfish_through_the_protocols():
     finally:
         ours.close()
         fsf.close()
+
+
+# ---- the conventions: full strength by default, UCI_LimitStrength / UCI_Elo, no-network notice ------
+
+MATE_IN_ONE = "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"
+
+
+def test_python_chess_finds_a_mate_in_one_at_the_default_settings():
+    """A GUI adding the engine with no option gets full strength: Rd8# at a node budget (python-
+    chess's `go nodes`), and is told in an info string that chess plays without a network."""
+    import chess
+    import chess.engine
+    eng = chess.engine.SimpleEngine.popen_uci(engine_cmd("chess"), timeout=120)
+    try:
+        assert "no network" in eng.id["name"]
+        assert eng.options["Level"].default == "strongest"
+        board = chess.Board(MATE_IN_ONE)
+        result = eng.play(board, chess.engine.Limit(nodes=2000), info=chess.engine.INFO_ALL)
+        assert result.move == chess.Move.from_uci("d1d8")
+        assert "no network for chess" in result.info.get("string", "")
+        board.push(result.move)
+        assert board.is_checkmate()
+        # Level easy plays weaker: over seeded games it takes the mate less often than strongest
+        eng.configure({"Level": "easy"})
+        missed = 0
+        for seed in range(6):
+            eng.configure({"Seed": seed})
+            if eng.play(chess.Board(MATE_IN_ONE), chess.engine.Limit(nodes=2000)).move != \
+                    chess.Move.from_uci("d1d8"):
+                missed += 1
+        assert missed >= 1
+    finally:
+        eng.quit()
+
+
+def test_uci_limit_strength_plays_the_rated_setting_nearest_to_uci_elo():
+    """Where a rating table ships (breakthrough 6x6), UCI_LimitStrength and UCI_Elo are offered
+    with the table's range; limiting strength plays the nearest rated setting and says how far it
+    is from UCI_Elo; turning it off goes back to full strength."""
+    from descent import strength
+    table = strength.table(BT6)
+    if table is None:
+        pytest.skip(f"no rating table ships for {BT6}")
+    lo, hi = table["settings"][0]["elo"], table["settings"][-1]["elo"]
+    e = Peer(engine_cmd(BT6))
+    try:
+        e.send("uci")
+        lines = e.until(lambda x: x == "uciok")
+        assert any(x.startswith("option name UCI_LimitStrength type check default false") for x in lines)
+        elo = next(x for x in lines if x.startswith("option name UCI_Elo"))
+        assert f"min {math.ceil(lo)} max {math.floor(hi)}" in elo
+        assert any("default strongest" in x for x in lines if x.startswith("option name Level"))
+        assert not any("no network" in x for x in lines)
+        e.send("setoption name UCI_Elo value 400")
+        e.send("setoption name UCI_LimitStrength value true")
+        e.send("isready")
+        said = e.until(lambda x: x == "readyok")
+        pick = strength.level_for_elo(BT6, 400)
+        gap = abs(pick["elo"] - 400)
+        note = " ".join(x for x in said if x.startswith("info string"))
+        assert "Elo +400 asked" in note and f"rated {pick['elo']:+.0f}" in note and f"{gap:.0f} " in note
+        e.send("setoption name UCI_Elo value 99999")
+        e.send("isready")
+        assert any("expected an integer in" in x for x in e.until(lambda x: x == "readyok"))
+        e.send("position startpos")
+        e.send("go nodes 40")
+        assert e.until(lambda x: x.startswith("bestmove"))[-1].split()[1] != "(none)"
+        e.send("setoption name UCI_LimitStrength value false")
+        e.send("isready")
+        assert not any("asked" in x for x in e.until(lambda x: x == "readyok"))
+    finally:
+        e.close()
+
+
+def test_a_game_without_a_network_says_so_in_its_id_and_an_info_string():
+    e = Peer(engine_cmd("xiangqi"))
+    try:
+        e.send("uci")
+        lines = e.until(lambda x: x == "uciok")
+        assert "no network" in next(x for x in lines if x.startswith("id name"))
+        assert any(x.startswith("info string no network for xiangqi") for x in lines)
+        assert not any(x.startswith("option name UCI_Elo") for x in lines)
+        e.send("setoption name UCI_LimitStrength value true")
+        e.send("isready")
+        assert any("no rating table" in x for x in e.until(lambda x: x == "readyok"))
+    finally:
+        e.close()

@@ -100,7 +100,8 @@ def serve(host, port, root, think, iterations, max_games, idle):
               help="Default: gtp for havannah, gomoku, connect6, reversi and tic-tac-toe; uci (Fairy-Stockfish's "
                    "variant dialect for xiangqi and breakthrough) for the others.")
 @click.option("--level", type=click.Choice(["easy", "medium", "hard", "balanced", "strongest"]),
-              default="balanced", show_default=True, help="The level, as for `descent play`.")
+              default="strongest", show_default=True,
+              help="The level, as for `descent play` (full strength by default, as engines are).")
 @click.option("--elo", type=Real(-10_000, 10_000), default=None,
               help="The setting nearest to this rating instead of a level.")
 @net_option

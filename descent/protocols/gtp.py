@@ -13,6 +13,14 @@ the colour not to move is refused, except that a forced pass of the side to move
 (reversi). ``genmove`` searches for the level's budget, capped by the clock of ``time_settings`` /
 ``time_left`` when one is set; ``final_score`` gives the winner (``B+``/``W+``: reversi's disc
 difference, 1 for the other games) or ``0`` for a draw.
+
+Strength: full strength by default (the ``strongest`` level). Two extension commands choose
+another, as ``descent play`` does: ``descent-level LEVEL`` (easy, medium, hard, balanced,
+strongest) and ``descent-elo N`` (the measured setting nearest to Elo N, where the game has a
+rating table for the network in use; its answer says what it picked and how far that is from N).
+What a GUI should know goes to stderr, one line each, at the start and whenever the game or the
+setting changes: no network for the game or size (``version`` says "no network" too; the engine
+then searches without one), and the setting an Elo picked.
 """
 from __future__ import annotations
 
@@ -22,12 +30,13 @@ from importlib import metadata
 
 from games.errors import GameError
 from descent.protocols import notation as nt
-from descent.protocols.player import Player, Settings
+from descent import strength
+from descent.protocols.player import ENGINE_LEVELS, Player, Settings
 from descent.protocols.thinking import Limits
 
 COMMANDS = ("protocol_version", "name", "version", "known_command", "list_commands", "boardsize",
             "clear_board", "komi", "play", "genmove", "undo", "showboard", "time_settings",
-            "time_left", "final_score", "quit")
+            "time_left", "final_score", "quit", "descent-level", "descent-elo")
 
 
 class GtpFailure(Exception):
@@ -42,12 +51,20 @@ def _version() -> str:
 
 
 class GtpServer:
-    def __init__(self, game: str, settings: Settings, out=None):
+    def __init__(self, game: str, settings: Settings, out=None, err=None):
         self.out = out or sys.stdout
         self.player = Player(game, settings)
         nt.gtp_game(self.player.info)
         self.clock: dict = {}           # main time, byo-yomi time and stones (time_settings)
         self.left: dict = {}            # seat -> (seconds, stones) (time_left)
+        self.err = err or sys.stderr
+        self.tell()
+
+    def tell(self) -> None:
+        """The player's notes (no network, the Elo picked) on stderr, where GTP GUIs log them."""
+        for line in self.player.notes():
+            self.err.write(f"descent: {line}\n")
+        self.err.flush()
 
     def reply(self, ok: bool, ident: str, text: str = "") -> None:
         sep = " " if text else ""
@@ -82,7 +99,7 @@ class GtpServer:
             self.reply(False, ident, "unknown command")
             return True
         try:
-            result = getattr(self, f"cmd_{cmd}")(args)
+            result = getattr(self, f"cmd_{cmd.replace('-', '_')}")(args)
         except GtpFailure as exc:
             self.reply(False, ident, str(exc))
             return True
@@ -123,9 +140,33 @@ class GtpServer:
             raise GtpFailure("unacceptable size") from None
         if info.spec != self.player.info.spec:
             self.player.load(info.spec)
+            self.tell()
         else:
             self.player.new_game()
         return ""
+
+    def cmd_descent_level(self, args):
+        if len(args) != 1 or args[0].lower() not in ENGINE_LEVELS:
+            raise GtpFailure(f"syntax error (expected descent-level {'|'.join(ENGINE_LEVELS)})")
+        p = self.player
+        p.settings.level, p.settings.elo = args[0].lower(), None
+        p.load(p.info.spec)
+        self.tell()
+        return p.label
+
+    def cmd_descent_elo(self, args):
+        if len(args) != 1 or not re.fullmatch(r"[+-]?\d{1,6}(\.\d*)?", args[0]):
+            raise GtpFailure("syntax error (expected descent-elo NUMBER)")
+        p = self.player
+        old = p.settings.elo
+        p.settings.elo = float(args[0])
+        try:
+            p.load(p.info.spec)
+        except GameError:
+            p.settings.elo = old
+            raise
+        self.tell()
+        return strength.pick_text(p.picked, p.settings.elo) if p.picked else p.label
 
     def cmd_clear_board(self, args):
         self.player.new_game()

@@ -6,16 +6,17 @@ from dataclasses import dataclass
 
 import games
 from games.errors import GameError
-from descent import strength
+from descent import shipped, strength
 from descent.api import Opponent
 from descent.protocols.thinking import Limits, Thinker, own_limits
 
 ENGINE_LEVELS = ("easy", "medium", "hard", "balanced", "strongest")
+DEFAULT_LEVEL = "strongest"        # full strength unless asked otherwise, as engines are
 
 
 @dataclass
 class Settings:
-    level: str = "balanced"
+    level: str = DEFAULT_LEVEL
     net: str | None = "best"
     time: float | None = None
     iterations: int | None = None
@@ -53,6 +54,7 @@ class Player:
             iterations = choice.get("iterations", iterations)
         bot = Opponent(info.spec, level=level, net=net, time=time_, iterations=iterations, seed=s.seed,
                        agent=agent)
+        self.picked = choice if s.elo is not None else None
         self.info = info
         self.bot = bot
         self.agent = bot.agent
@@ -74,9 +76,28 @@ class Player:
 
     @property
     def label(self) -> str:
-        """The level, or the rating asked for (``--elo``)."""
-        return f"Elo {self.settings.elo:+.0f}" if self.settings.elo is not None else self.settings.level
+        """The level, or the rating asked for (``--elo``); "no network" where none plays."""
+        lab = f"Elo {self.settings.elo:+.0f}" if self.settings.elo is not None else self.settings.level
+        return lab + ("" if self.network else ", no network")
+
+    def notes(self) -> list[str]:
+        """What a GUI should be told about this player, one line each: no network for the game (and
+        what plays instead), the setting an Elo picked and how far it is from the rating asked."""
+        out = []
+        if not self.network:
+            out.append(no_network_note(self.info.spec, self.spec))
+        if self.picked is not None:
+            out.append(strength.pick_text(self.picked, self.settings.elo))
+        return out
 
     def describe(self) -> str:
         net = f", network {self.network}" if self.network else ", random playouts"
         return f"{self.info.spec}, {self.label} ({self.spec}{net})"
+
+
+def no_network_note(game_spec: str, spec: str) -> str:
+    """The line that says a game (or size) is played without a network, and what plays instead."""
+    ships = [g for g in shipped.specs_for(game_spec) if g != game_spec]
+    where = f" (networks ship for {', '.join(ships)})" if ships else ""
+    return (f"no network for {game_spec}{where}: it searches without one ({spec.split(',seed=')[0]}), "
+            f"far weaker than with a network")

@@ -36,7 +36,7 @@ class Limits:
 def own_limits(agent) -> Limits:
     """The budget in an agent's options (its level's budget), 1 second when it has none."""
     opts = _budget_opts(agent)
-    it, t = opts.get("iterations"), opts.get("time")
+    it, t = opts.get("iterations") or opts.get("nodes"), opts.get("time")
     if not it and not t:
         t = 1.0
     return Limits(iterations=it or None, seconds=t or None)
@@ -167,12 +167,14 @@ class Thinker:
 
     def _fallback(self, state, limits: Limits) -> int:
         """An agent that cannot grow its search in chunks: one ``choose`` with the budget in its
-        options (an infinite search becomes the agent's own budget)."""
+        options (iterations are alpha-beta's nodes; an infinite search becomes the agent's own
+        budget)."""
         opts = _budget_opts(self.agent)
-        saved = {k: opts.get(k) for k in ("iterations", "time")}
+        count = "iterations" if "iterations" in opts else "nodes" if "nodes" in opts else None
+        saved = {k: opts.get(k) for k in ("iterations", "nodes", "time") if k in opts}
         try:
-            if not limits.infinite and (limits.iterations or limits.seconds) and "iterations" in opts:
-                opts["iterations"], opts["time"] = limits.iterations, limits.seconds
+            if not limits.infinite and (limits.iterations or limits.seconds) and count:
+                opts[count], opts["time"] = limits.iterations, limits.seconds
             return self.agent.choose(state)
         finally:
             opts.update(saved)

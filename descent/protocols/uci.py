@@ -13,18 +13,27 @@ the number of legal moves in iterations (a best-first search has no depth), ``go
 ``stop``; a clock (``wtime``...) caps the level's own budget at the time it allots to the move;
 ``go`` alone uses the level's budget.
 
-Options: ``Level`` (easy, medium, hard, balanced, strongest), ``Iterations`` (0: the level's budget),
-``Seed``, and for Fairy-Stockfish's dialect ``UCI_Variant`` (xiangqi; breakthrough, or
-breakthroughRxC for other sizes).
+Strength, as UCI engines have it: full strength by default (the ``strongest`` level); where the
+game has a rating table for the network in use (``descent.strength``), ``UCI_LimitStrength`` and
+``UCI_Elo`` (its range the table's) play the measured setting nearest to that rating. ``Level``
+(easy, medium, hard, balanced, strongest) picks one of ``descent play``'s levels by name.
+Other options: ``Iterations`` (0: the level's budget), ``Seed``, and for Fairy-Stockfish's dialect
+``UCI_Variant`` (xiangqi; breakthrough, or breakthroughRxC for other sizes).
+
+What a GUI should know is said in ``info string`` lines, after ``uci`` and at the first ``go`` of
+each game: no network for the game or size (``id name`` says "no network" too; the engine then
+searches without one), and the setting ``UCI_Elo`` picked with its distance from the rating asked.
 """
 from __future__ import annotations
 
+import math
 import re
 import sys
 import threading
 from importlib import metadata
 
 from games.errors import GameError
+from descent import strength
 from descent.protocols.notation import Dialect
 from descent.protocols.player import ENGINE_LEVELS, Player, Settings
 from descent.protocols.thinking import Limits
@@ -56,6 +65,9 @@ class UciServer:
         self.dialect = Dialect(self.player.info)
         self.moves_given: list[str] = []
         self.extra_iterations: int | None = None
+        self.limit_strength = False
+        self.uci_elo: float | None = None        # UCI_Elo as set (the table's lowest by default)
+        self.told = False                        # the notes were said in this game
 
     # ---- output ----------------------------------------------------------------------------------
 
@@ -124,9 +136,33 @@ class UciServer:
                       f"var {self.dialect.variant}")
         self.send(f"option name Level type combo default {p.settings.level} "
                   + " ".join(f"var {x}" for x in ENGINE_LEVELS))
+        span = self._elo_span()
+        if span is not None:
+            self.send("option name UCI_LimitStrength type check default false")
+            self.send(f"option name UCI_Elo type spin default {span[0]} min {span[0]} max {span[1]}")
         self.send("option name Iterations type spin default 0 min 0 max 100000000")
         self.send(f"option name Seed type spin default {p.settings.seed} min 0 max 2147483647")
+        for line in p.notes():
+            self.note(line)
         self.send("uciok")
+
+    def _elo_span(self) -> tuple[int, int] | None:
+        """UCI_Elo's range: the rated settings' lowest and highest Elo (whole numbers inside the
+        table's range), or None where the game has no rating table for the network in use."""
+        span = strength.elo_span(self.player.info.spec, self.player.network)
+        return None if span is None else (math.ceil(span[0]), math.floor(span[1]))
+
+    def _apply_strength(self) -> None:
+        """UCI_LimitStrength and UCI_Elo as set: the setting nearest to UCI_Elo, or back to the level."""
+        p = self.player
+        span = self._elo_span()
+        if self.limit_strength and span is None:
+            raise GameError(f"UCI_LimitStrength: {p.info.spec} has no rating table for this network")
+        p.settings.elo = (self.uci_elo if self.uci_elo is not None else span[0]) if self.limit_strength else None
+        p.load(p.info.spec)
+        for line in p.notes():
+            self.note(line)
+        self.told = True
 
     def cmd_d(self, args) -> None:
         for line in str(self.player.state).splitlines():
@@ -148,7 +184,22 @@ class UciServer:
                 raise GameError(f"Level {value!r}: expected one of {', '.join(ENGINE_LEVELS)}")
             p.settings.level = value
             p.settings.elo = None               # a level chosen by name replaces --elo
+            self.limit_strength = False
             p.load(p.info.spec)
+        elif key == "uci_limitstrength":
+            if value.lower() not in ("true", "false"):
+                raise GameError(f"UCI_LimitStrength {value!r}: expected true or false")
+            self.limit_strength = value.lower() == "true"
+            self._apply_strength()
+        elif key == "uci_elo":
+            span = self._elo_span()
+            if span is None:
+                raise GameError(f"UCI_Elo: {p.info.spec} has no rating table for this network")
+            if not re.fullmatch(r"[+-]?\d{1,6}", value) or not span[0] <= int(value) <= span[1]:
+                raise GameError(f"UCI_Elo {value!r}: expected an integer in [{span[0]}, {span[1]}]")
+            self.uci_elo = int(value)
+            if self.limit_strength:
+                self._apply_strength()
         elif key == "seed":
             if not value.isdigit() or int(value) > 2 ** 31 - 1:
                 raise GameError(f"Seed {value!r}: expected an integer in [0, 2147483647]")
@@ -175,6 +226,7 @@ class UciServer:
 
     def cmd_ucinewgame(self, args) -> None:
         self.player.new_game()
+        self.told = False
 
     def cmd_position(self, args) -> None:
         p = self.player
@@ -208,6 +260,10 @@ class UciServer:
             self.note(f"the game is over ({outcome.termination})")
             self.send("bestmove (none)")
             return
+        if not self.told:
+            self.told = True
+            for line in p.notes():
+                self.note(line)
         try:
             limits = self.limits(args, state)
         except GameError as exc:
