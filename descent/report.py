@@ -23,8 +23,9 @@ from games import validate as v
 from training import fileio, layout
 from descent.calibrate import side_by_side
 from descent.results import ResultsDB
-from descent.stats import Interval, average_intervals, cluster_interval, interval_from_bounds
-from descent.tournament import POOLS, ProtocolError
+from descent.stats import Interval, average_intervals, cluster_interval, interval_from_bounds, network_interval
+from descent.pools import POOLS
+from descent.tournament import ProtocolError
 
 EXPERIMENTS = {"pool": "pool experiment (Minibal paper Table 2, Figures 1-2): high-level nets "
                        "against the low-level pool",
@@ -41,7 +42,10 @@ PaperEntry = tuple[str, str, float, float | None, tuple[float, float, float] | N
 PAPER: dict[str, list[PaperEntry]] = {
     "pool": [("minimax", "20 s a move, Table 2", 92.68, 0.91, (94.77, 3.14, 2.09), 0.59),
              ("minibal_plus", "20 s a move, Table 2", -2.96, 1.95, (21.45, 54.14, 24.41), -0.024),
-             ("minibal_n", "20 s a move, Table 2", -68.95, 1.24, (1.19, 30.05, 69.45), -0.21)],
+             # the paper prints Minibal_n's win rate as 1.19, a misprint: 0.50 is what its gain
+             # (W - L = -68.95), its W + D + L = 100 and its interval fit
+             ("minibal_n", "20 s a move, Table 2; its W misprinted 1.19", -68.95, 1.24, (0.50, 30.05, 69.45),
+              -0.21)],
     "mcts": [("minimax", "20 s a move, text", 100.0, None, None, None),
              ("minibal_plus", "1 s a move, Table 4", 2.16, 1.89, (27.16, 47.84, 25.0), None),
              ("minibal_plus", "20 s a move, text", 37.95, None, None, None)],
@@ -66,14 +70,26 @@ def _unit(row) -> str:
     return row.get("unit") or f"{row.get('net_a')}|{row.get('net_b')}|"
 
 
-def _record(opp, opp_budget, game, alg, budget, g, s, wins, draws, losses) -> dict:
+def _record(opp, opp_budget, game, alg, budget, g, s, wins, draws, losses, nets=None) -> dict:
+    """``nets``: (high networks, low networks, gain interval and score interval over networks as well
+    as openings; ``descent.stats.network_interval``), where known."""
     n = max(g.games, 1)
-    return {"opponent": opp, "opponent_budget": opp_budget, "game": game, "algorithm": alg,
-            "budget": budget, "units": g.units, "games": g.games,
-            "gain": 100 * g.mean, "gain_low": 100 * g.low, "gain_high": 100 * g.high,
-            "win": 100 * wins / n, "draw": 100 * draws / n, "loss": 100 * losses / n,
-            "score": s.mean, "score_low": s.low, "score_high": s.high,
-            "_g": g, "_s": s}
+    rec = {"opponent": opp, "opponent_budget": opp_budget, "game": game, "algorithm": alg,
+           "budget": budget, "units": g.units, "games": g.games,
+           "gain": 100 * g.mean, "gain_low": 100 * g.low, "gain_high": 100 * g.high,
+           "win": 100 * wins / n, "draw": 100 * draws / n, "loss": 100 * losses / n,
+           "score": s.mean, "score_low": s.low, "score_high": s.high,
+           "_g": g, "_s": s}
+    if nets is not None:
+        high, low, gn, sn = nets
+        rec.update(high_networks=high, low_networks=low, gain_net_low=100 * gn.low, gain_net_high=100 * gn.high,
+                   score_net_low=sn.low, score_net_high=sn.high, _gn=gn, _sn=sn)
+    return rec
+
+
+def _low_label(row) -> str:
+    """The low-level network of an evaluate row ('' when the opponent is no network: MCTS, an engine)."""
+    return row["net_b"] if _opponent(row)[0] == "pool" else ""
 
 
 def summarise(rows) -> list[dict]:
@@ -85,10 +101,44 @@ def summarise(rows) -> list[dict]:
     out = []
     for (opp, ob, game, alg, budget), rs in sorted(groups.items(), key=lambda kv: _order(kv[0])):
         units = [_unit(r) for r in rs]
-        g = cluster_interval([r["a_result"] for r in rs], units)
-        s = cluster_interval([r["a_score"] for r in rs], units, method="t")
+        b, sc = [r["a_result"] for r in rs], [r["a_score"] for r in rs]
+        g = cluster_interval(b, units)
+        s = cluster_interval(sc, units, method="t")
+        high, low = [r["net_a"] for r in rs], [_low_label(r) for r in rs]
+        nets = (len(set(high)), len(set(low) - {""}), network_interval(b, units, high, low),
+                network_interval(sc, units, high, low, method="t"))
         out.append(_record(opp, ob, game, alg, budget, g, s, sum(r["a_result"] > 0 for r in rs),
-                           sum(r["a_result"] == 0 for r in rs), sum(r["a_result"] < 0 for r in rs)))
+                           sum(r["a_result"] == 0 for r in rs), sum(r["a_result"] < 0 for r in rs), nets))
+    return out
+
+
+def per_pair(rows) -> list[dict]:
+    """One record per cell and network pair (high network, low network or the opponent's name): its
+    games, gain (%), draws (%) and score, so that a reader sees whether one pair carries a cell."""
+    groups: dict = {}
+    for r in rows:
+        opp, ob = _opponent(r)
+        groups.setdefault((opp, ob, r["game"], r["algorithm"], r["budget"], r["net_a"], r["net_b"]), []).append(r)
+    out = []
+    for key, rs in sorted(groups.items(), key=lambda kv: (_order(kv[0][:5]), kv[0][5:])):
+        n = len(rs)
+        out.append(dict(zip(_CELL + ["high", "low"], key), games=n,
+                        gain=100 * sum(r["a_result"] for r in rs) / n,
+                        draw=100 * sum(r["a_result"] == 0 for r in rs) / n,
+                        score=sum(r["a_score"] for r in rs) / n))
+    return out
+
+
+def format_pairs(pairs) -> list[str]:
+    """Each cell's gain per network pair on one line."""
+    cells: dict = {}
+    for p in pairs:
+        cells.setdefault(tuple(p[k] for k in _CELL), []).append(p)
+    out = []
+    for cell, ps in cells.items():
+        opp, ob, game, alg, budget = cell
+        out.append(f"  {opp} {ob} | {game} | {alg} {budget}: " + ", ".join(
+            f"{p['high']}-{p['low']} {p['gain']:+.0f} ({p['games']})" for p in ps))
     return out
 
 
@@ -105,7 +155,11 @@ def average_over_games(records) -> list[dict]:
             continue
         g = average_intervals([r["_g"] for r in rs])
         s = average_intervals([r["_s"] for r in rs], method="t")
-        rec = _record(opp, ob, f"average of {len(rs)} games", alg, budget, g, s, 0, 0, 0)
+        nets = None
+        if all("_gn" in r for r in rs):
+            nets = (sum(r["high_networks"] for r in rs), sum(r["low_networks"] for r in rs),
+                    average_intervals([r["_gn"] for r in rs]), average_intervals([r["_sn"] for r in rs], method="t"))
+        rec = _record(opp, ob, f"average of {len(rs)} games", alg, budget, g, s, 0, 0, 0, nets)
         for k in ("win", "draw", "loss"):
             rec[k] = sum(r[k] for r in rs) / len(rs)
         out.append(rec)
@@ -163,12 +217,18 @@ def format_table(records, title: str | None = None) -> str:
     lines = [title] if title else []
     lines.append(f"{'game':<28} {'algorithm':<26} {'budget':<15} {'units':>5} {'games':>5} "
                  f"{'gain % [95% interval]':>24} {'win %':>6} {'draw %':>6} {'loss %':>6} "
-                 f"{'score [95% interval]':>26}")
+                 f"{'score [95% interval]':>26} {'nets':>5} {'gain, pools of nets':>20}")
     for r in records:
+        nets = (f"{r['high_networks']:>2}+{r['low_networks']:<2} [{r['gain_net_low']:>+6.1f},{r['gain_net_high']:>+6.1f}]"
+                if "gain_net_low" in r else "")
         lines.append(f"{r['game']:<28} {r['algorithm']:<26} {r['budget']:<15} {r['units']:>5} {r['games']:>5} "
                      f"{r['gain']:>+7.1f} [{r['gain_low']:>+6.1f},{r['gain_high']:>+6.1f}]   "
                      f"{r['win']:>6.1f} {r['draw']:>6.1f} {r['loss']:>6.1f} "
-                     f"{r['score']:>+7.3f} [{r['score_low']:>+6.3f},{r['score_high']:>+6.3f}]")
+                     f"{r['score']:>+7.3f} [{r['score_low']:>+6.3f},{r['score_high']:>+6.3f}] {nets}".rstrip())
+    if any("gain_net_low" in r for r in records):
+        lines.append("(units: network pair x opening, the intervals' clusters; nets: high + low networks behind "
+                     "the cell, and the gain's interval for pools of such networks, clustered by network as well: "
+                     "two-way cluster-robust, min(high, low) - 1 degrees of freedom)")
     return "\n".join(lines)
 
 
@@ -265,10 +325,17 @@ CSV_FIELDS = ["opponent", "opponent_budget", "game", "algorithm", "budget", "uni
               "gain_low", "gain_high", "win", "draw", "loss", "score", "score_low", "score_high",
               # what an average over games needs of each interval (``descent.stats.average_intervals``):
               # its variance on the [0, 1] scale, effective observations and degrees of freedom
-              "gain_var", "gain_n_eff", "gain_df", "score_var", "score_n_eff", "score_df"]
+              "gain_var", "gain_n_eff", "gain_df", "score_var", "score_n_eff", "score_df",
+              # the networks behind the cell (high, low; 0 low networks against MCTS or an engine) and
+              # the intervals that generalise to pools of such networks (``descent.stats.network_interval``)
+              "high_networks", "low_networks", "gain_net_low", "gain_net_high", "score_net_low", "score_net_high"]
 _CELL = CSV_FIELDS[:5]                      # what names a cell
 _NEEDED = CSV_FIELDS[:16]                   # what every results.csv has
 _STATS = ("var", "n_eff", "df")             # per interval, in the columns after those
+_STATS_FIELDS = CSV_FIELDS[16:22]
+_NET_FIELDS = CSV_FIELDS[22:]
+PAIRS_CSV = "pairs.csv"
+PAIR_FIELDS = _CELL + ["high", "low", "games", "gain", "draw", "score"]
 
 
 def _order(cell: tuple) -> tuple:
@@ -310,13 +377,14 @@ def read_report_csv(path) -> list[dict]:
         try:
             units, games = int(row["units"]), int(row["games"])
             num = {k: float(row[k]) for k in _NEEDED[len(_CELL) + 2:]}
-            stats = {k: float(row[k]) for k in CSV_FIELDS[len(_NEEDED):] if row.get(k) not in (None, "")}
+            stats = {k: float(row[k]) for k in _STATS_FIELDS if row.get(k) not in (None, "")}
+            nets = {k: float(row[k]) for k in _NET_FIELDS if row.get(k) not in (None, "")}
         except (ValueError, TypeError) as exc:           # TypeError: a short row (a field is None)
             raise ReportError(f"earlier report {path}, line {i}: {exc}") from None
         if not all(math.isfinite(x) for x in num.values()) or units < 1 or games < units:
             raise ReportError(f"earlier report {path}, line {i}: a value that is not a finite number, "
                               f"or fewer games than units")
-        if len(stats) == len(CSV_FIELDS) - len(_NEEDED):
+        if len(stats) == len(_STATS_FIELDS):
             g = Interval(num["gain"] / 100, num["gain_low"] / 100, num["gain_high"] / 100, games, units,
                          stats["gain_n_eff"], stats["gain_var"], stats["gain_df"])
             s = Interval(num["score"], num["score_low"], num["score_high"], games, units,
@@ -327,6 +395,8 @@ def read_report_csv(path) -> list[dict]:
             s = interval_from_bounds(num["score"], num["score_low"], num["score_high"], games, units, method="t")
         rec = {k: row[k] for k in _CELL}
         rec.update(units=units, games=games, **num, _g=g, _s=s)
+        if len(nets) == len(_NET_FIELDS):
+            rec.update({k: (int(x) if k.endswith("_networks") else x) for k, x in nets.items()})
         out.append(rec)
     return out
 
@@ -336,6 +406,14 @@ def write_csv(records, path: Path) -> None:
     w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     w.writerows([{**r, **_stats_columns(r)} for r in records])
+    _atomic_bytes(path, buf.getvalue().encode())
+
+
+def write_pairs_csv(pairs, path: Path) -> None:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=PAIR_FIELDS, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    w.writerows(pairs)
     _atomic_bytes(path, buf.getvalue().encode())
 
 
@@ -365,6 +443,18 @@ def plot(records, title: str, metric: str, path: Path) -> None:
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_ylim(*((-105, 105) if metric == "gain" else (-1.05, 1.05)))
     ax.set_xlabel("search time per move (s)" if kinds == {"time"} else "search budget per move")
+    obs = {r.get("opponent_budget") for r in records}
+    if len(obs) == 1 and xs_all and xs_all[0] > 0:
+        ob = next(iter(obs)) or ""
+        if "=" in ob and ob.split("=")[0] in kinds and budget_value(ob) > 0:
+            # the paper varies the ratio of the two players' budgets: show it on the top axis
+            k = budget_value(ob)
+            top = ax.secondary_xaxis("top", functions=(lambda x: x / k, lambda x: x * k))
+            top.set_xticks([x / k for x in xs_all])
+            top.xaxis.set_major_formatter(ScalarFormatter())
+            top.xaxis.set_minor_formatter(NullFormatter())
+            top.tick_params(labelsize=7)
+            top.set_xlabel(f"ratio to the opponent's budget ({ob})", fontsize=8)
     ax.set_ylabel("binary gain (%)" if metric == "gain" else "score (mean f_t)")
     units = sorted({r["units"] for r in records})
     span = (f"{units[0]}" if units[0] == units[-1] else f"{units[0]}-{units[-1]}") if units else "?"
@@ -409,6 +499,7 @@ def make_report(db_paths, out_dir, games: list[str] | None = None, merge=()) -> 
     if games:
         rows = [r for r in rows if r["game"] in games]
     records = summarise(rows)
+    pairs = per_pair(rows)
     have = {_cell(r) for r in records}
     added: dict[str, int] = {}
     for path, r in merged:
@@ -424,7 +515,7 @@ def make_report(db_paths, out_dir, games: list[str] | None = None, merge=()) -> 
     # left there was killed; others only if their writer is dead (--out may be a shared folder)
     with fileio.FileLock(out / ".report.lock", timeout=None, remove=True):
         table_file, csv_file = layout.report_files(out)
-        fileio.clean_temp_files(out, scope=lambda target: target in (table_file.name, csv_file.name)
+        fileio.clean_temp_files(out, scope=lambda target: target in (table_file.name, csv_file.name, PAIRS_CSV)
                                 or target.endswith(".png"))
         figures, sections = [], []
         for opp, ob in _experiments(records):
@@ -439,6 +530,9 @@ def make_report(db_paths, out_dir, games: list[str] | None = None, merge=()) -> 
         paired = side_by_side(records + avg)
         if paired:
             sections.append("== calibrated and uncalibrated cells, side by side (descent calibrate)\n" + "\n".join(paired))
+        if pairs:
+            sections.append("== per network pair: each cell's binary gain % per high-low pair (games)\n"
+                            + "\n".join(format_pairs(pairs)))
         checks = ordering_check(records + avg)
         if checks:
             sections.append("== the paper's ordering, cell by cell (95% intervals)\n" + "\n".join(checks))
@@ -458,6 +552,7 @@ def make_report(db_paths, out_dir, games: list[str] | None = None, merge=()) -> 
         table = "\n\n".join(sections)
         write_text(table_file, table + "\n")
         write_csv(records + avg, csv_file)
+        write_pairs_csv(pairs, out / PAIRS_CSV)
         clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in records + avg]
         return {"records": clean, "table": table, "figures": figures, "out": str(out), "matches": len(rows),
                 "stale": stale, "merged": sum(added.values())}

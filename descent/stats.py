@@ -11,12 +11,20 @@ the intervals here are built on clusters:
 - it is turned into an effective number of independent observations (Kish's design effect),
   ``n_eff = p(1-p) / var`` on the [0, 1] scale of the result, and a Wilson score interval is drawn
   with ``n_eff`` observations and the critical value of Student's t with G-1 degrees of freedom
-  (scipy.stats). Wilson intervals stay inside the bounds and keep a sensible width at the extremes:
+  (scipy.stats). ``n_eff`` is not capped at the number of games: a draw (0) varies less than a
+  win or a loss, so a cell rich in draws is worth more than that many Bernoulli trials, and its
+  interval is as narrow as its variance says. Wilson intervals stay inside the bounds and keep a sensible width at the extremes:
   when every game is a win (no variance to estimate) each cluster counts as one binomial trial
   (normal critical value), so 16 clusters of wins give [+61, +100] on the gain scale, 4 give
   [+2, +100] and one game gives [-59, +100], never a radius of 0 or infinity.
 - scores (mean f_t, continuous, often far less variable than the Bernoulli bound) use the
   cluster-robust t interval itself, clipped to [-1, 1] (``method='t'``).
+- ``network_interval`` generalises to pools of networks, not only to these networks: the games of
+  one high network (or of one low network) share that network, so the variance is the two-way
+  cluster-robust one of Cameron, Gelbach & Miller (2011), ``V_high + V_low - V_pair`` (each CR1,
+  clustered by the high network, by the low network and by the pair; never below the variance over
+  the pair x opening units), with min(G_high, G_low) - 1 degrees of freedom. With two networks a
+  pool that is one degree of freedom: the interval says how little two networks tell of a pool.
 
 ``tests/test_protocol.py`` checks the coverage of these intervals on simulated clustered data.
 """
@@ -104,7 +112,7 @@ def _from_p(p: float, var: float, games: int, units: int, df: float, level: floa
     elif not (var > 0.0):
         n_eff, df = float(games), float("inf")   # identical cluster means: at most one per game
     else:
-        n_eff = min(float(games), max(1.0, q / var))
+        n_eff = max(1.0, q / var)
     a, b = _wilson(p, n_eff, _critical(level, df))
     return Interval(lo + span * p, lo + span * a, lo + span * b, games, units, n_eff, var, df, lo, hi)
 
@@ -114,8 +122,9 @@ def interval_from_bounds(mean: float, low: float, high: float, games: int, units
     """The ``Interval`` that ``cluster_interval`` drew with these bounds, for results in [-1, 1] (an
     earlier report's cell, whose variance was not written down), by inverting ``_from_p``: Wilson,
     the effective number of observations whose interval has this width; t, the variance whose
-    half-width it is; the degrees of freedom, units - 1. Where a Wilson interval was capped at one
-    observation per game its variance lay below the cap and is taken at the cap."""
+    half-width it is; the degrees of freedom, units - 1. (Reports written before the effective
+    number of observations was uncapped capped it at the number of games: their variance is taken
+    at the cap, which is what they drew.)"""
     p = (mean + 1.0) / 2.0
     a, b = (low + 1.0) / 2.0, (high + 1.0) / 2.0
     q = p * (1.0 - p)
@@ -132,7 +141,7 @@ def interval_from_bounds(mean: float, low: float, high: float, games: int, units
     def excess(n: float) -> float:          # the width falls as n grows
         lo_, hi_ = _wilson(p, n, z)
         return hi_ - lo_ - (b - a)
-    top = float(max(games, 1))
+    top = float(max(games, 1)) * 1e6
     if excess(top) >= 0.0:
         n_eff = top
     else:
@@ -150,26 +159,67 @@ def cluster_interval(values, clusters=None, lo: float = -1.0, hi: float = 1.0,
     (scores), whose variance can be far below the Bernoulli bound: mean +- t(G-1) x the CR1 standard
     error, clipped to the bounds (Wilson when no variance can be estimated).
     """
-    v = np.clip(np.asarray(list(values), dtype=float), lo, hi)
-    n = len(v)
+    p_i = _unit_scale(values, lo, hi)
+    n = len(p_i)
     if n == 0:
         nan = float("nan")
         return Interval(nan, nan, nan, 0, 0, 0.0, nan, nan, lo, hi)
-    p_i = (v - lo) / (hi - lo)
     labels = list(range(n)) if clusters is None else list(clusters)
     if len(labels) != n:
         raise ValueError("one cluster label per value")
+    var, g = _cr1(p_i, labels)
+    df = g - 1.0 if g >= 2 else float("inf")
+    return _from_p(float(p_i.mean()), var, n, g, df, level, lo, hi, method)
+
+
+def _unit_scale(values, lo: float, hi: float) -> np.ndarray:
+    v = np.clip(np.asarray(list(values), dtype=float), lo, hi)
+    return (v - lo) / (hi - lo)
+
+
+def _cr1(p_i: np.ndarray, labels) -> tuple[float, int]:
+    """The CR1 variance of the mean of ``p_i`` clustered by ``labels``, and the number of clusters
+    (NaN variance with one cluster)."""
+    n = len(p_i)
     _, inv = np.unique(np.asarray([str(c) for c in labels]), return_inverse=True)
     g = int(inv.max()) + 1
+    if g < 2:
+        return float("nan"), g
     y = np.bincount(inv, weights=p_i, minlength=g)
     ng = np.bincount(inv, minlength=g).astype(float)
     p = float(p_i.mean())
-    if g >= 2:
-        var = g / (g - 1.0) * float(((y - p * ng) ** 2).sum()) / (n * n)
-        df = g - 1.0
+    return g / (g - 1.0) * float(((y - p * ng) ** 2).sum()) / (n * n), g
+
+
+def network_interval(values, units, high, low, lo: float = -1.0, hi: float = 1.0, level: float = 0.95,
+                     method: str = "wilson") -> Interval:
+    """The mean of ``values`` with an interval for pools of networks: ``high`` and ``low`` name each
+    game's two networks, ``units`` its pair x opening unit. Two-way cluster-robust variance over
+    the high and the low networks (Cameron, Gelbach & Miller 2011), at least the variance over the
+    units, with min(G_high, G_low) - 1 degrees of freedom (see the module's text). Its ``units``
+    are the network pairs."""
+    p_i = _unit_scale(values, lo, hi)
+    n = len(p_i)
+    if n == 0 or not (len(units) == len(high) == len(low) == n):
+        if n == 0:
+            nan = float("nan")
+            return Interval(nan, nan, nan, 0, 0, 0.0, nan, nan, lo, hi)
+        raise ValueError("one unit, high and low label per value")
+    pairs = [f"{h}|{o}" for h, o in zip(high, low)]
+    v_h, g_h = _cr1(p_i, high)
+    v_l, g_l = _cr1(p_i, low)
+    v_hl, g_hl = _cr1(p_i, pairs)
+    v_u, _ = _cr1(p_i, units)
+    if g_h < 2 or g_l < 2:
+        # one network on a side: its pool has no spread to estimate; only the other side and the units
+        v = v_h if g_l < 2 and g_h >= 2 else v_l if g_h < 2 and g_l >= 2 else v_u
+        df = (max(g_h, g_l) - 1.0) if max(g_h, g_l) >= 2 else float("inf")
     else:
-        var, df = float("nan"), float("inf")
-    return _from_p(p, var, n, g, df, level, lo, hi, method)
+        v = v_h + v_l - (v_hl if math.isfinite(v_hl) else 0.0)
+        df = min(g_h, g_l) - 1.0
+    parts = [x for x in (v, v_u) if math.isfinite(x)]
+    v = max(parts) if parts else float("nan")
+    return _from_p(float(p_i.mean()), v, n, g_hl, df, level, lo, hi, method)
 
 
 def average_intervals(parts: list[Interval], level: float = 0.95, method: str = "wilson") -> Interval:
