@@ -3,7 +3,7 @@
 The board is drawn after every move; the person types moves in the game's notation or a command:
 ``undo`` (take back your last move and the agent's reply), ``hint`` (the best move by a separate
 strongest-level analysis, which leaves the playing agent's tree alone), ``moves``
-(the legal moves), ``resign``, ``help``. A bad or illegal move is explained and asked again. The
+(the legal moves), ``resign``, ``quit`` (leave: the game counts as resigned), ``help``. A bad or illegal move is explained and asked again. The
 agent's move is announced in words. ``--plain`` prints text lines only (no colours): a screen reader
 can follow the game. At the end the game record is printed and can be saved.
 """
@@ -16,10 +16,11 @@ import click
 from games.errors import GameError
 from descent.api import Opponent
 from descent.shipped import is_shipped, specs_for
+from descent import strength
 from descent.strength import rating_text
 
 HELP = ("Type a move in the game's notation{example}, or one of: moves (list the legal moves), "
-        "hint (the strongest move, by a separate analysis), undo (take back your last move), resign, help.")
+        "hint (the strongest move, by a separate analysis), undo (take back your last move), resign, quit (leave the game), help.")
 
 
 def _colour(drawing: str, plain: bool) -> str:
@@ -55,6 +56,10 @@ def play(game: str, opponent, seat: int, plain: bool, save: str | None = None) -
         say(f"{bot.elo_note}.")
     elif rating:
         say(f"Rated {rating_text(rating, rating['anchor'])} (docs/strength.md).")
+        table = strength.table(bot.info.spec)
+        note = strength.level_notes(table).get(bot.level) if table else None
+        if note:
+            say(f"The {bot.level} level: {note}.")
     c = getattr(bot, "calibration", None)
     if c:
         say(f"Calibrated budget: {c['unit']}={c['budget']} (balanced against {c['against']}, "
@@ -66,8 +71,10 @@ def play(game: str, opponent, seat: int, plain: bool, save: str | None = None) -
         others = [s for s in specs_for(bot.info.spec) if s != bot.info.spec]
         ship_note = (" Networks ship for " + ", ".join(f"'{s}'" for s in others)
                      + f": for example `descent play '{others[0]}'`." if others else "")
-        say(f"No trained network found for {bot.info.spec}: the computer evaluates positions by random "
-            f"playouts (train one with `descent train '{bot.info.spec}'`)." + ship_note)
+        how = ("evaluates positions by random playouts" if "eval=playout" in bot.spec else
+               f"searches without one ({bot.spec.split(',seed=')[0]})")
+        say(f"No trained network found for {bot.info.spec}: the computer {how} (train one with "
+            f"`descent train '{bot.info.spec}'`)." + ship_note)
     else:
         say(f"The computer uses the network {bot.network}"
             + (" (shipped with descent; its model card is card.json beside it)." if is_shipped(bot.network) else "."))
@@ -100,6 +107,10 @@ def play(game: str, opponent, seat: int, plain: bool, save: str | None = None) -
         elif cmd == "resign":
             resigned = True
             say(f"You resign. The computer ({it}) wins.")
+            break
+        elif cmd in ("quit", "exit"):
+            resigned = True
+            say(f"You leave the game; it counts as resigned. The computer ({it}) wins.")
             break
         elif cmd == "undo":
             # take back the person's last move and everything played after it

@@ -40,7 +40,7 @@ import os
 from search_ext.agents import parse_agent
 
 __all__ = ["StrengthError", "LEVEL_ITERATIONS", "SIGMA", "CURVE_MUS", "TABLE_FILE", "level_ratings",
-           "level_for_elo", "elo_span", "load_table", "rating_text", "pick_text", "setting_spec", "level_spec", "matches"]
+           "level_for_elo", "elo_span", "load_table", "rating_text", "pick_text", "describe_levels", "level_notes", "setting_spec", "level_spec", "matches"]
 
 LEVEL_ITERATIONS = 40          # the named levels' budget when rated (iterations a move)
 SIGMA = 0.3                    # seed 003's spread of every Gaussian level
@@ -177,6 +177,77 @@ def pick_text(pick: dict, asked: float) -> str:
     return (f"Elo {float(asked):+.0f} asked: plays {label}, rated {pick['elo']:+.0f} "
             f"[{pick['low']:+.0f}, {pick['high']:+.0f}], {how} (the nearest measured setting; "
             f"against {pick['anchor']})")
+
+
+ABOUT = {
+    "easy": "picks a weaker move on purpose, often",
+    "medium": "picks a weaker move on purpose, sometimes",
+    "hard": "strays from the best move it finds, rarely",
+    "strongest": "the best move it finds",
+    "balanced": "aims at an even game against its opponent, whoever that is",
+    "adaptive": "follows one person's results across games (it starts as balanced)",
+}
+
+
+def _h2h(t: dict, a: str, b: str) -> dict | None:
+    """The head-to-head record of levels ``a`` and ``b`` in the table (either order), as
+    {"weaker", "stronger", "score" (the weaker's), "low", "high", "games", "distinct"}."""
+    for h in t.get("head_to_head") or ():
+        if isinstance(h, dict) and {h.get("weaker"), h.get("stronger")} == {a, b}:
+            return h
+    return None
+
+
+def level_notes(t: dict) -> dict:
+    """What a person should know beside each level's rating, from the table's head-to-head games:
+    where two levels are of one strength (ratings that cannot be told apart, or a level that won
+    every ladder game) the head-to-head score tells them apart, or says they are one; the balanced
+    level's place is explained (its ladder rating measures it against fixed searchers, while it plays
+    to keep the game even against whoever it meets)."""
+    notes: dict = {}
+    lv = t["levels"]
+    for a, b in (("hard", "strongest"), ("medium", "hard"), ("easy", "medium")):
+        if a not in lv or b not in lv:
+            continue
+        ea, eb = lv[a], lv[b]
+        close = eb.get("at_least") or ea.get("at_least") or ea["high"] >= eb["low"]
+        h = _h2h(t, a, b)
+        if not close or h is None:
+            continue
+        if h.get("distinct"):
+            notes[b] = (f"its rating and {a}'s overlap on the ladder, but head to head it is the "
+                        f"stronger: {a} scores {h['score']:.2f} [{h['low']:.2f}, {h['high']:.2f}] "
+                        f"against it in {h['games']} games")
+        else:
+            notes[b] = (f"one strength with {a}: head to head {a} scores {h['score']:.2f} "
+                        f"[{h['low']:.2f}, {h['high']:.2f}] against it in {h['games']} games")
+    if "balanced" in lv:
+        bits = []
+        for other in ("hard", "medium", "strongest"):
+            h = _h2h(t, "balanced", other)
+            if h is not None:
+                mine = h["score"] if h["weaker"] == "balanced" else 1 - h["score"]
+                bits.append(f"{mine:.2f} against {other}")
+        notes["balanced"] = ("its ladder rating measures it against fixed searchers that it plays to keep "
+                             "even, not its strength against you: it aims at an even game against whoever "
+                             "it meets" + (f"; head to head it scores {', '.join(bits)}" if bits else ""))
+    return notes
+
+
+def describe_levels(game_spec: str, base=None) -> list[dict]:
+    """The game's levels for a person (``descent levels``): per level its name, what it does, its
+    rating on the table's scale (or None), a note (``level_notes``) and its setting; then the range
+    of ``--elo``. ``StrengthError`` for a game without a table."""
+    spec = games.load(game_spec).spec
+    t = table(spec, base)
+    rows = []
+    notes = level_notes(t) if t else {}
+    for lvl in RATED_LEVELS:
+        e = t["levels"].get(lvl) if t else None
+        rows.append({"level": lvl, "about": ABOUT[lvl], "rating": rating_text(e, t["anchor"]) if e else None,
+                     "elo": e["elo"] if e else None, "note": notes.get(lvl),
+                     "setting": e["spec"] if e else None, "games": e["games"] if e else None})
+    return rows
 
 
 def rating_text(entry: dict, anchor: str) -> str:

@@ -125,3 +125,82 @@ def test_hint_is_the_strongest_move_and_leaves_the_playing_tree_alone():
     assert bot.agent.search.iterations_done == done
     assert bot.hint_spec.startswith("minimax:iterations=2000,eval=playout")
     assert bot.reply() == balanced            # the game goes on with the balanced agent's move
+
+
+def test_quit_leaves_the_game_instead_of_being_read_as_a_square():
+    child = spawn("tic_tac_toe", "--plain", "--iterations", "50", "--net", "none")
+    child.expect(r"Your move \(x\): ")
+    child.sendline("quit")
+    child.expect("You leave the game; it counts as resigned")
+    child.expect(r"o wins by resignation")
+    child.expect(r"Save the record to a file \(empty: no\)\? ")
+    child.sendline("")
+    child.expect(pexpect.EOF)
+    assert "malformed" not in child.before
+
+
+def test_elo_says_how_far_the_setting_is_and_balanced_its_place():
+    from descent import strength
+    spec = "havannah(base=4)"
+    if strength.table(spec) is None:
+        pytest.skip(f"no rating table ships for {spec}")
+    pick = strength.level_for_elo(spec, 400)
+    child = spawn(spec, "--plain", "--elo", "400")
+    child.expect(r"Elo \+400 asked: plays ([^,]+), rated ([+-]\d+)")
+    assert child.match.group(2) == f"{pick['elo']:+.0f}"
+    child.expect(rf"{abs(pick['elo'] - 400):.0f} {'below' if pick['elo'] < 400 else 'above'} the request")
+    child.sendline("resign")
+    child.sendline("")
+    child.expect(pexpect.EOF)
+    child = spawn(spec, "--plain")
+    child.expect("The balanced level: its ladder rating measures it against fixed searchers")
+    child.expect(r"head to head it scores 0\.\d\d against hard")
+    child.sendline("resign")
+    child.sendline("")
+    child.expect(pexpect.EOF)
+
+
+def test_levels_lists_ratings_and_tells_levels_of_one_strength_apart():
+    from click.testing import CliRunner
+    from descent import strength
+    from descent.cli import cli
+    r = CliRunner().invoke(cli, ["levels", "breakthrough(rows=6,cols=6)"])
+    assert r.exit_code == 0, r.output
+    t = strength.table("breakthrough(rows=6,cols=6)")
+    if t is not None:
+        lines = r.output.splitlines()
+        assert t["anchor"] in lines[0]
+        for lvl, e in t["levels"].items():
+            assert any(line.split()[:1] == [lvl] and f"{e['elo']:+.0f}" in line for line in lines), lvl
+        # hard and strongest overlap on the ladder: the head-to-head score tells them apart
+        assert "head to head it is the stronger: hard scores 0.30" in r.output
+        assert "--elo N plays the measured setting nearest to N" in r.output
+    r = CliRunner().invoke(cli, ["levels", "chess"])
+    assert r.exit_code == 0 and "no rating table" in r.output and "not rated" in r.output
+    r = CliRunner().invoke(cli, ["levels", "nochess"])
+    assert r.exit_code == 2 and "unknown game" in r.output and "Traceback" not in r.output
+
+
+def test_net_best_final_and_early_name_the_networks_in_any_spec():
+    from descent import shipped
+    from descent.networks import best_network, make_agent, resolve_net_names
+    from training.network import CheckpointError
+    spec = "reversi(size=6)"
+    assert resolve_net_names("minimax:iterations=5,net=best", spec) == \
+        f"minimax:iterations=5,net={best_network(spec)}"
+    assert resolve_net_names("minibal_plus:net=final,iterations=5", spec) == \
+        f"minibal_plus:net={shipped.network(spec, 'final')},iterations=5"
+    assert resolve_net_names("gaussian:level=easy,base=minimax,net=early", spec).endswith("early.weights.h5")
+    assert resolve_net_names("minimax:net=./best", spec) == "minimax:net=./best"
+    agent = make_agent("minimax:iterations=5,net=early,seed=1", spec)
+    assert agent.opts["net"] == shipped.network(spec, "early")
+    with pytest.raises(CheckpointError, match="net=final: chess has no shipped final network"):
+        make_agent("minimax:iterations=5,net=final", "chess")
+    from click.testing import CliRunner
+    from descent.cli import cli
+    r = CliRunner().invoke(cli, ["match", "tic_tac_toe", "--first", "minimax:iterations=20,net=best",
+                                 "--second", "minimax:iterations=20,net=early", "--games", "2"])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(cli, ["match", "chess", "--first", "minimax:iterations=5,net=best",
+                                 "--second", "random", "--games", "1"])
+    assert r.exit_code == 2 and "net=best: chess has no network" in r.output and "Traceback" not in r.output

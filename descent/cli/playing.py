@@ -52,6 +52,32 @@ def play(ctx, game, level, player, opponent, net, seat, think, iterations, elo, 
 
 
 @cli.command()
+@click.argument("game")
+def levels(game):
+    """List GAME's levels with what each does and its rating (docs/strength.md), and the range of --elo."""
+    from descent import shipped, strength  # lazy: CLI start-up (each command loads only its own modules)
+    info = load_game(game)
+    t = strength.table(info.spec)
+    rows = strength.describe_levels(info.spec)
+    if t is None:
+        have = sorted(c["game"] for d, c in shipped.entries() if (d / strength.TABLE_FILE).is_file())
+        click.echo(f"{info.spec}: no rating table (games with one: {', '.join(have) or 'none'}); the levels:")
+    else:
+        click.echo(f"{info.spec}: Elo against {t['anchor']}, each level at {t['iterations']} iterations a "
+                   f"move with the shipped network (docs/strength.md)")
+    width = max(len(r["level"]) for r in rows)
+    for r in rows:
+        rating = r["rating"].replace(f" against {t['anchor']}", "") if r["rating"] and t else "not rated"
+        click.echo(f"  {r['level']:<{width}}  {rating}: {r['about']}")
+        if r["note"]:
+            click.echo(f"  {'':<{width}}  ({r['note']})")
+    if t is not None:
+        lo, hi = t["settings"][0]["elo"], t["settings"][-1]["elo"]
+        click.echo(f"  --elo N plays the measured setting nearest to N, from {lo:+.0f} to {hi:+.0f} "
+                   f"({len(t['settings'])} settings), and says how far it is from N")
+
+
+@cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (another than localhost lets other machines play).")
 @click.option("--port", type=IntRange(1, 65535), default=8000, show_default=True)

@@ -135,13 +135,15 @@ def _rated_table(game_spec: str, root=None, budget_given: bool = False) -> dict 
 
 def level_rating(game_spec: str, level: str, root=None, budget_given: bool = False) -> dict | None:
     """The rating of ``level`` for ``game_spec`` as this server plays it, when one is known:
-    ``{"elo", "low", "high", "anchor"}`` (``_rated_table``'s conditions); the adaptive level's is the
-    rating of its start."""
+    ``{"elo", "low", "high", "anchor", "note"}`` (``_rated_table``'s conditions; the note from
+    ``strength.level_notes``: the balanced level's place, levels of one strength); the adaptive
+    level's is the rating of its start."""
     t = _rated_table(game_spec, root, budget_given)
     if t is None or level not in t["levels"]:
         return None
     entry = t["levels"][level]
-    return {"elo": entry["elo"], "low": entry["low"], "high": entry["high"], "anchor": t["anchor"]}
+    return {"elo": entry["elo"], "low": entry["low"], "high": entry["high"], "anchor": t["anchor"],
+            "note": strength.level_notes(t).get(level)}
 
 
 def elo_range(game_spec: str, root=None, budget_given: bool = False) -> dict | None:

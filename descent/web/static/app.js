@@ -105,6 +105,7 @@ function levelChanged() {
   if (r && typeof r.elo === "number") {
     about += ` ${lv.name === "adaptive" ? "Starts at" : "Rated"} Elo ${signed(r.elo)}, 95% interval `
       + `[${signed(r.low)}, ${signed(r.high)}], against ${r.anchor || "the game's ladder"}.`;
+    if (r.note) about += ` ${r.note.charAt(0).toUpperCase()}${r.note.slice(1)}.`;
   }
   $("level-about").textContent = about;
   $("player-label").hidden = $("level").value !== "adaptive";
