@@ -22,6 +22,7 @@ from pathlib import Path
 from games import validate as v
 from training import fileio, layout
 from descent.calibrate import side_by_side
+from descent.equal_cpu import is_equal_cpu, reference_of
 from descent.results import ResultsDB
 from descent.stats import Interval, average_intervals, cluster_interval, interval_from_bounds, network_interval
 from descent.pools import POOLS
@@ -307,6 +308,22 @@ def pools_summary(run_dir: Path) -> list[str]:
     return lines
 
 
+def equal_cpu_summary(run_dir: Path) -> list[str]:
+    """The equal-CPU records of a run (the MCTS opponent's iterations and the figures behind them)."""
+    out = []
+    for path in sorted(layout.calibrations_dir(run_dir).glob("equal-cpu-*.json")):
+        try:
+            r = json.loads(path.read_text())
+            out.append(f"  {r['game']}: {r['reference']} spends a median {1000 * r['reference_cpu_per_move_median']:.2f} "
+                       f"ms of CPU a move ({r['reference_moves']} moves, {len(r['networks'])} high networks, "
+                       f"unbatched); plain MCTS {r['mcts_iterations_per_cpu_second']:.0f} iterations a CPU-second "
+                       f"({r['mcts_positions']} positions) -> mcts:iterations={r['mcts_iterations']} "
+                       f"(measured {r['measured_at']}, load {r['machine'].get('load_1min')})")
+        except (OSError, ValueError, KeyError, TypeError):
+            out.append(f"  {path}: unreadable equal-CPU record")
+    return out
+
+
 def _current_pairs(run_dir: Path):
     """The (high net, opponent) label pairs of a run's current pools, or None without pools.json."""
     path = layout.pools_file(run_dir)
@@ -446,6 +463,8 @@ def plot(records, title: str, metric: str, path: Path) -> None:
     obs = {r.get("opponent_budget") for r in records}
     if len(obs) == 1 and xs_all and xs_all[0] > 0:
         ob = next(iter(obs)) or ""
+        if is_equal_cpu(ob):     # MCTS at the CPU of a reference budget: the ratio to that budget
+            ob = next((x for x in reference_of(ob).partition(":")[2].split(",") if x.startswith("iterations=")), "")
         if "=" in ob and ob.split("=")[0] in kinds and budget_value(ob) > 0:
             # the paper varies the ratio of the two players' budgets: show it on the top axis
             k = budget_value(ob)
@@ -540,6 +559,10 @@ def make_report(db_paths, out_dir, games: list[str] | None = None, merge=()) -> 
         if paper:
             sections.append("== side by side with the Minibal paper (its averages over its seven games; budgets "
                             "differ: the paper's are seconds on its machine)\n" + "\n".join(paper))
+        equal = [line for p in db_paths for line in equal_cpu_summary(Path(p).parent)]
+        if equal:
+            sections.append("== plain MCTS at equal CPU: the iterations measured for each game (descent.equal_cpu)\n"
+                            + "\n".join(equal))
         ranking = [line for p in db_paths for line in pools_summary(Path(p).parent)]
         if ranking:
             sections.append("== ranking behind the pools\n" + "\n".join(ranking))

@@ -15,6 +15,7 @@ from descent import adaptive
 from descent.adaptive import Adaptive, Profile, ProfileError, update
 from descent.calibrate import Settings, Unreachable, calibrate, find_calibration, names, read_log, snap
 from descent.cli import cli
+from descent.results import ResultsDB
 
 GAME = "breakthrough(rows=5,cols=5)"
 BALANCED = "minibal_plus:eval=playout,playouts=4"
@@ -408,6 +409,40 @@ def test_pool_calibration_feeds_evaluate_report_play_and_the_ladder(pool_run, tm
     assert a.rung["algorithm"] == "minimax"
 
 
+def test_mcts_at_equal_cpu_is_measured_once_recorded_and_reported(pool_run, tmp_path):
+    """Table 4 as the paper plays it: plain MCTS given the CPU a move of a reference budget; the
+    iterations are measured once, recorded in the run, reused by a rerun and shown in the report."""
+    from descent.equal_cpu import record_path
+    from descent.report import make_report
+    from descent.tournament import ProtocolError, evaluate
+    for bad in ("equal-cpu=minimax", "equal-cpu=minimax:iterations=3,net=x.h5", "equal-cpu=nope:iterations=3"):
+        with pytest.raises(ProtocolError, match="opponent budget"):
+            evaluate(pool_run, "tic_tac_toe", ["minibal_plus"], ["iterations=2"], opponent="mcts",
+                     opponent_budget=bad, games_per_pair=2, progress=False)
+    label = "equal-cpu=minimax:iterations=3"
+    n = evaluate(pool_run, "tic_tac_toe", ["minibal_plus"], ["iterations=2", "iterations=6"], opponent="mcts",
+                 opponent_budget=label, games_per_pair=2, progress=False)
+    assert n == 2 * 2                                   # one high network x 2 budgets x 2 games
+    path = record_path(pool_run, "minimax:iterations=3")
+    rec = json.loads(path.read_text())
+    assert rec["game"] == "tic_tac_toe" and rec["reference"] == "minimax:iterations=3"
+    assert rec["mcts_iterations"] == max(1, round(rec["reference_cpu_per_move_median"]
+                                                  * rec["mcts_iterations_per_cpu_second"]))
+    assert rec["reference_moves"] > 0 and rec["mcts_positions"] > 0
+    before = path.read_bytes()
+    assert evaluate(pool_run, "tic_tac_toe", ["minibal_plus"], ["iterations=2", "iterations=6"], opponent="mcts",
+                    opponent_budget=label, games_per_pair=2, progress=False) == 0
+    assert path.read_bytes() == before                  # reused, not measured again
+    with ResultsDB(pool_run / "results.db") as db:
+        rows = [r for r in db.rows("evaluate") if r["opponent_budget"] == label]
+    assert len(rows) == 4 and {r["agent_b"] for r in rows} == {f"mcts:iterations={rec['mcts_iterations']}"}
+    rep = make_report([pool_run / "results.db"], tmp_path / "report")
+    assert f"mcts:iterations={rec['mcts_iterations']}" in rep["table"] and "equal CPU" in rep["table"]
+    cells = [r for r in rep["records"] if r["opponent_budget"] == label]
+    assert sorted(r["budget"] for r in cells) == ["iterations=2", "iterations=6"]
+    assert all(r["high_networks"] == 1 and r["low_networks"] == 0 for r in cells)
+
+
 def test_rule_follows_a_person_who_improves(monkeypatch):
     def late_score(reps=60):
         rng = random.Random(3)
@@ -427,7 +462,8 @@ def test_rule_follows_a_person_who_improves(monkeypatch):
 
 
 def test_a_second_calibration_of_the_same_log_is_refused(tmp_path):
-    from descent.calibrate import CalibrationError, SUBDIR, lock_log
+    from descent.calibrate import CalibrationError, lock_log
+    from training.layout import CALIBRATIONS_DIR as SUBDIR
     s = Settings(GAME, algorithm=BALANCED, against="random", low=1, high=300)
     (tmp_path / SUBDIR).mkdir()
     with lock_log(tmp_path / SUBDIR / names(s)[1]):      # as another process would hold it
