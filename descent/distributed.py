@@ -15,24 +15,20 @@ Files: training writes checkpoints and replay files under the run directory, a p
 or, with ``--ray-ship``, the driver's disk alone: each member is trained in a scratch directory on
 its worker, which receives the member's ``latest.h5`` (its replay window too with
 ``--ray-ship-replay``) and sends its state back every ``[run] sync_every`` seconds, after every
-milestone and at the end (``MemberSync``, the member's ``on_saved`` hook, through the run's Ray
-queue); the driver writes each copy atomically, in an order that keeps the member resumable at every
-moment (``apply_sync``). A member lost with its node is shipped again by the driver from its last
+milestone and at the end, through the run's Ray queue. What is copied, and the order that keeps the
+driver's copy resumable at every moment, is ``training.replication``'s (no Ray there); this module
+carries its messages. A member lost with its node is shipped again by the driver from its last
 copy, so it loses at most one interval; a driver killed and rerun continues every member from its
 last copy. See docs/cluster.md, "What is synced where".
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-import io
-import json
 import logging
 import os
 import re
 import socket
 import sys
-import tarfile
 import tempfile
 import threading
 import time
@@ -43,13 +39,9 @@ from tqdm import tqdm
 
 from games import validate
 from games.errors import GameError
-from training import layout
-from training.fileio import append_bytes, clean_temp_files, json_text, write_bytes
-from training.layout import REPLAY_DIR, STATE_FILE, member_dir
-from training.logfiles import (
-    LogCaps, archived_through, archives, event_files, prune_event_files, read_archive, rotate_log)
-from training.network import read_meta
-from training.trainer import repair_logs, runtime_options, train_member
+from training.fileio import write_bytes
+from training.replication import ShippedMembers, is_sync_message, train_shipped
+from training.trainer import train_member
 
 CONNECT_TIMEOUT = 10.0     # seconds to reach a cluster's address before giving up
 INIT_TIMEOUT = float(os.environ.get("DESCENT_RAY_TIMEOUT", 120))   # seconds for ray.init to connect
@@ -387,225 +379,6 @@ def cluster_cpus(address: str | None) -> int:
 MEMBER_FAILURES = 3        # a member lost with its node this many times in a row, no game synced between
 
 
-def _pack(directory: Path, keep=None) -> bytes:
-    """The files of a directory as a gzipped tar (temporary files left out; ``keep(relative
-    path)``: which to take, default all)."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        if directory.exists():
-            for p in sorted(directory.rglob("*")):
-                rel = p.relative_to(directory)
-                if p.is_file() and ".tmp" not in p.name and (keep is None or keep(rel)):
-                    tar.add(p, arcname=str(rel))
-    return buf.getvalue()
-
-
-def shipped_files(replay: bool):
-    """What the driver ships to a member's worker: ``latest.h5`` (weights, optimizer, counters,
-    RNG, the last game's record), and the replay window only with ``replay`` (else the worker
-    rebuilds it by self-play, as a resume without replay files does). The log, TensorBoard files
-    and milestones stay with the driver: the worker sends back what it adds."""
-    return lambda rel: str(rel) == STATE_FILE or (replay and rel.parts[0] == REPLAY_DIR)
-
-
-def _unpack(data: bytes, directory: Path) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        for m in tar.getmembers():
-            target = (directory / m.name).resolve()
-            if not str(target).startswith(str(directory.resolve())) or not m.isfile():
-                raise GameError(f"refusing to unpack {m.name!r} outside {directory}")
-        for m in tar.getmembers():          # file by file, each atomically: a kill leaves whole files
-            target = directory / m.name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            member = tar.extractfile(m)
-            if member is None:              # cannot happen: every member was checked to be a file
-                raise GameError(f"cannot read {m.name!r} from the archive")
-            write_bytes(target, member.read())
-
-
-def _games_of(mdir: Path) -> tuple[int, dict | None]:
-    """The games counted by a member's ``latest.h5`` (0 without one) and the last one's record."""
-    path = layout.state_file(mdir)
-    if not path.exists():
-        return 0, None
-    meta = read_meta(path)
-    return int(meta["counters"]["games"]), meta.get("record")
-
-
-def _line_game(line: bytes) -> int | None:
-    try:
-        return int(json.loads(line)["game"])
-    except (ValueError, KeyError, TypeError):
-        return None
-
-
-class MemberSync:
-    """The worker's side of a shipped member (``train_member``'s ``on_saved``): after a counted
-    game once ``sync_every`` seconds have passed since the last copy, after every milestone and at
-    the end, ``send`` gets what the driver lacks, read from the member's scratch directory while
-    it is consistent: ``latest.h5`` (weights, optimizer, counters, RNG), ``status.json``, the
-    ``log.jsonl`` lines of the games after the last copy, the new bytes of the TensorBoard event
-    files, new or changed milestone files and, with ``replay``, the replay files of the new games.
-    ``apply_sync`` writes a message into the driver's copy."""
-
-    def __init__(self, mdir: Path, member: int, every: float, send, attempt: int = 0,
-                 replay: bool = False, node: str | None = None):
-        self.mdir, self.member, self.every, self.send = Path(mdir), member, every, send
-        self.attempt, self.replay, self.node = attempt, replay, node
-        self.base = _games_of(self.mdir)[0]     # the driver has the games up to here
-        self.last_game = self.replay_sent = self.base
-        self.log_offset = 0
-        self.through: int | None = None         # the last game of the log's archives
-        self.tb_offsets: dict[str, int] = {}
-        self.stamps: dict[str, tuple] = {}      # milestone file -> (size, mtime) sent
-        self.last = time.monotonic()            # when the last copy was sent (or the member began)
-        self.sent = 0
-
-    def __call__(self, event: str) -> None:
-        now = time.monotonic()
-        if event == "game" and now - self.last < self.every:
-            return
-        msg = self.collect(event)
-        msg["worker_seconds"] = time.monotonic() - now
-        self.send(msg)
-        self.last = time.monotonic()
-        self.sent += 1
-
-    def _rotated(self) -> list[bytes]:
-        """The lines not yet sent that a rotation of ``log.jsonl`` moved to an archive
-        (``training.logfiles``); ``log.jsonl`` is then read from its start."""
-        self.log_offset = 0
-        lines = []
-        for arc in archives(self.mdir):
-            if arc.last > self.last_game:
-                for rec in read_archive(arc.path):
-                    if int(rec["game"]) > self.last_game:
-                        lines.append((json_text(rec, indent=None, sort_keys=False) + "\n").encode())
-                        self.last_game = int(rec["game"])
-        return lines
-
-    def collect(self, event: str) -> dict:
-        """The message of one copy (see the class)."""
-        games = _games_of(self.mdir)[0]
-        tensorboard: dict[str, tuple[int, bytes]] = {}
-        sent: dict[str, bytes] = {}
-        msg = {"sync": self.member, "attempt": self.attempt, "event": event, "node": self.node,
-               "games": games, "log": b"", "tensorboard": tensorboard, "files": sent}
-        log = layout.log_file(self.mdir)
-        lines = []
-        through = archived_through(archives(self.mdir))
-        if through != self.through or (log.exists() and log.stat().st_size < self.log_offset):
-            lines = self._rotated()              # log.jsonl was rotated since the last copy
-            self.through = through
-        if log.exists():                        # appended only (repaired before the first game)
-            with open(log, "rb") as f:
-                f.seek(self.log_offset)
-                data = f.read()
-            data = data[:data.rfind(b"\n") + 1]
-            self.log_offset += len(data)
-            for line in data.splitlines(keepends=True):
-                g = _line_game(line)
-                if g is not None and self.last_game < g <= games:
-                    lines.append(line)
-                    self.last_game = g
-        msg["log"] = b"".join(lines)
-        tb = layout.tensorboard_dir(self.mdir)
-        if tb.is_dir():
-            files = sorted(tb.glob("events.out.tfevents.*"))
-            self.tb_offsets = {p.name: self.tb_offsets.get(p.name, 0) for p in files}
-            for p in files:
-                off = self.tb_offsets.get(p.name, 0)
-                with open(p, "rb") as f:
-                    f.seek(off)
-                    data = f.read()
-                if data:
-                    tensorboard[p.name] = (off, data)
-                    self.tb_offsets[p.name] = off + len(data)
-        for p in layout.milestone_files(self.mdir):
-            st = p.stat()
-            if ".tmp" not in p.name and self.stamps.get(p.name) != (st.st_size, st.st_mtime_ns):
-                sent[p.name] = p.read_bytes()
-                self.stamps[p.name] = (st.st_size, st.st_mtime_ns)
-        replay = layout.replay_dir(self.mdir)
-        if self.replay and replay.is_dir():
-            for p in sorted(replay.iterdir()):
-                game = layout.replay_game(p.name)
-                if game is not None and self.replay_sent < game <= games:
-                    sent[f"{REPLAY_DIR}/{p.name}"] = p.read_bytes()
-            self.replay_sent = games
-        msg["state"] = layout.state_file(self.mdir).read_bytes()
-        status = layout.status_file(self.mdir)
-        msg["status"] = status.read_bytes() if status.exists() else None
-        return msg
-
-
-def message_bytes(msg: dict) -> int:
-    """The payload of a sync message (file contents)."""
-    return (len(msg["log"]) + len(msg["state"]) + len(msg["status"] or b"")
-            + sum(len(d) for _, d in msg["tensorboard"].values())
-            + sum(len(d) for d in msg["files"].values()))
-
-
-def apply_sync(mdir: Path, msg: dict, last_game: int, window: int,
-               log_max_mb: float | None = None) -> int:
-    """Write a ``MemberSync`` message into the driver's member directory, each file atomically and
-    in an order that keeps it resumable at every moment: replay files and milestones, the log lines
-    after ``last_game`` (the driver's last logged game), the TensorBoard bytes, then ``latest.h5``
-    (the state that counts them: a kill before it leaves lines and files of uncounted games, which
-    a resume removes, as after a local kill), ``status.json``, and last the replay files that left
-    the window (``window`` games) and, with ``log_max_mb``, the log's rotation and the oldest event
-    files past the cap (``training.logfiles``, as the member does). Returns the new last logged
-    game."""
-    mdir.mkdir(parents=True, exist_ok=True)
-    for rel, data in msg["files"].items():
-        if Path(rel).is_absolute() or ".." in Path(rel).parts:
-            raise GameError(f"refusing to write {rel!r} outside {mdir}")
-        (mdir / rel).parent.mkdir(parents=True, exist_ok=True)
-        write_bytes(mdir / rel, data)
-    lines = []
-    for line in msg["log"].splitlines(keepends=True):
-        g = _line_game(line)
-        if g is not None and g > last_game:
-            lines.append(line)
-            last_game = g
-    if lines:
-        append_bytes(layout.log_file(mdir), b"".join(lines))
-    for name, (off, data) in msg["tensorboard"].items():
-        path = layout.tensorboard_dir(mdir) / Path(name).name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if (path.stat().st_size if path.exists() else 0) == off:
-            append_bytes(path, data)            # else a file this attempt did not start: skipped
-    write_bytes(layout.state_file(mdir), msg["state"])
-    if msg["status"] is not None:
-        write_bytes(layout.status_file(mdir), msg["status"])
-    replay = layout.replay_dir(mdir)
-    if replay.is_dir():
-        for p in replay.iterdir():
-            game = layout.replay_game(p.name)
-            if game is not None and game <= msg["games"] - window:
-                p.unlink(missing_ok=True)
-    if log_max_mb is not None:
-        rotate_log(mdir, log_max_mb)
-        tb = layout.tensorboard_dir(mdir)
-        if tb.is_dir():
-            files = event_files(tb)
-            prune_event_files(tb, LogCaps(log_max_mb).kept, files[-1] if files else None)
-    return last_game
-
-
-def prepare_member(mdir: Path, log_max_mb: float | None = None) -> int:
-    """The driver's copy of a member made consistent before it is shipped (temporary files of
-    killed writes removed, ``log.jsonl`` repaired to the games ``latest.h5`` counts, as a local
-    resume does): returns those games, after which the synced log lines are appended."""
-    if not mdir.exists():
-        return 0
-    clean_temp_files(mdir, recursive=True)
-    games, pending = _games_of(mdir)
-    repair_logs(mdir, games, pending, log_max_mb=log_max_mb)
-    return games
-
-
 def _node_id() -> str | None:
     try:
         import ray  # lazy: Ray
@@ -617,7 +390,7 @@ def _node_id() -> str | None:
 def _train_remote(job, queue, shipped: bytes | None, sync: dict | None = None):
     """A member trained by a Ray task: in place (a shared file system), or, with ``shipped`` (the
     driver's copy of its files), in a scratch directory whose state goes back to the driver through
-    ``queue`` (``MemberSync``; ``sync``: ``attempt``, ``replay``)."""
+    ``queue`` (``training.replication.train_shipped``; ``sync``: ``attempt``, ``replay``)."""
 
     def report(rec):
         if queue is not None:
@@ -625,14 +398,8 @@ def _train_remote(job, queue, shipped: bytes | None, sync: dict | None = None):
     if shipped is None:
         return train_member(job, report)
     sync = sync or {}
-    with tempfile.TemporaryDirectory(prefix="descent-member-") as scratch:
-        mdir = member_dir(scratch, job.member)
-        _unpack(shipped, mdir)
-        job.run_dir = scratch
-        syncer = MemberSync(mdir, job.member, runtime_options(job).sync_every,
-                            queue.put if queue is not None else (lambda msg: None),
-                            sync.get("attempt", 0), sync.get("replay", False), _node_id())
-        return train_member(job, report, syncer)
+    return train_shipped(job, shipped, report, queue.put if queue is not None else (lambda msg: None),
+                         sync.get("attempt", 0), sync.get("replay", False), _node_id())
 
 
 def ray_runner(address: str | None, ship: bool = False, ship_replay: bool = False, on_sync=None):
@@ -670,9 +437,9 @@ def train_members_ray(jobs, address: str | None, on_record, ship: bool = False,
 
     With ``ship`` (no shared file system): each member is shipped from the driver's run directory
     (``latest.h5``; its replay window too with ``ship_replay``) and trained in a scratch directory
-    on its worker, whose ``MemberSync`` sends its state back every ``sync_every`` seconds, at every
-    milestone and at the end (``apply_sync`` writes it; ``on_sync(info)`` is then called with the
-    member, attempt, event, node, games, bytes and seconds). A member whose task is lost with its
+    on its worker, which sends its state back every ``sync_every`` seconds, at every milestone and
+    at the end (``training.replication``: ``ShippedMembers`` writes it; ``on_sync(info)`` is then
+    called with the member, attempt, event, node, games, bytes and seconds). A member whose task is lost with its
     node is shipped again from what was synced and continues (at most ``MEMBER_FAILURES`` losses
     in a row without a synced game); an error of the member itself is raised. Without ``ship``,
     Ray retries a lost member, which resumes from the shared files."""
@@ -681,12 +448,7 @@ def train_members_ray(jobs, address: str | None, on_record, ship: bool = False,
     from ray.util.queue import Queue  # lazy: Ray
     queue = Queue(actor_options=_driver_actor_options(ray))
     remote = ray.remote(max_retries=0 if ship else 2, num_cpus=1)(_train_remote)
-    by_member = {job.member: job for job in jobs}
-    start: dict[int, int] = {}          # games each member had when this call began
-    last_game: dict[int, int] = {}      # the driver's last logged game of each member
-    synced: dict[int, int] = {}         # the games of each member's synced state
-    attempt: dict[int, int] = {}
-    failures: dict[int, int] = {}
+    members = ShippedMembers(ship_replay)
     results: dict[int, dict] = {}
     played: dict[int, int] = {}         # the last game number each member reported
     refs = {}
@@ -695,45 +457,23 @@ def train_members_ray(jobs, address: str | None, on_record, ship: bool = False,
         if not ship:
             refs[remote.remote(job, queue, None)] = job
             return
-        mdir = member_dir(job.run_dir, job.member)
-        games = prepare_member(mdir, runtime_options(job).log_max_mb)
-        start.setdefault(job.member, games)
-        last_game[job.member] = synced[job.member] = games
-        attempt[job.member] = attempt.get(job.member, -1) + 1
-        left = job.max_games - (games - start[job.member]) if job.max_games else 0
-        if job.max_games and left <= 0:           # its games were played and synced; the end lost
-            results[job.member] = {k: v for k, v in read_meta(layout.state_file(mdir))["counters"].items()
-                                   if k != "rng"}
+        sent = members.ship(job)
+        if sent.done is not None:
+            results[job.member] = sent.done
             return
-        shipped = _pack(mdir, shipped_files(ship_replay))
-        sent = dataclasses.replace(job, max_games=left)
-        refs[remote.remote(sent, queue, shipped,
-                           {"attempt": attempt[job.member], "replay": ship_replay})] = job
+        refs[remote.remote(sent.job, queue, sent.archive, {"attempt": sent.attempt, "replay": sent.replay})] = job
 
     def drain() -> None:
         while not queue.empty():
             rec = queue.get()
-            if "sync" not in rec:
+            if not is_sync_message(rec):
                 if not rec.get("progress") and isinstance(rec.get("game"), int):
                     played[rec["member"]] = max(played.get(rec["member"], 0), rec["game"])
                 on_record(rec)
                 continue
-            m = rec["sync"]
-            if rec["attempt"] != attempt.get(m):        # a lost attempt's late message
-                continue
-            t = time.perf_counter()
-            job = by_member[m]
-            last_game[m] = apply_sync(member_dir(job.run_dir, m), rec, last_game[m],
-                                      job.config["training"]["replay_games"],
-                                      runtime_options(job).log_max_mb)
-            if rec["games"] > synced[m]:
-                failures[m] = 0
-            synced[m] = rec["games"]
-            if on_sync is not None:
-                on_sync({"member": m, "attempt": rec["attempt"], "event": rec["event"],
-                         "node": rec["node"], "games": rec["games"], "bytes": message_bytes(rec),
-                         "worker_seconds": rec["worker_seconds"],
-                         "driver_seconds": time.perf_counter() - t})
+            info = members.receive(rec)
+            if info is not None and on_sync is not None:
+                on_sync(info)
 
     for job in jobs:
         submit(job)
@@ -752,13 +492,13 @@ def train_members_ray(jobs, address: str | None, on_record, ship: bool = False,
             except RayError as exc:
                 if not ship:
                     raise
-                failures[job.member] = failures.get(job.member, 0) + 1
-                if failures[job.member] > MEMBER_FAILURES:
+                failures = members.lost(job.member)
+                if failures > MEMBER_FAILURES:
                     raise RayUnavailable(validate.one_line(
-                        f"member {job.member} was lost {failures[job.member]} times in a row "
+                        f"member {job.member} was lost {failures} times in a row "
                         f"without a game synced ({type(exc).__name__}: {exc})")) from None
                 drain()
-                _note_member_lost(job.member, synced[job.member], played.get(job.member, 0), exc)
+                _note_member_lost(job.member, members.synced[job.member], played.get(job.member, 0), exc)
                 submit(job)                        # from what the driver has now
     drain()
     return [results[j.member] for j in jobs]

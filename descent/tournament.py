@@ -26,7 +26,6 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from games import validate as v
 from games.errors import GameError
 from search_ext.agents import parse_agent
 from search_ext.engine_spec import is_engine_spec
@@ -35,7 +34,9 @@ from training.fileio import check_writable_dir, crash_point, write_json
 from training.run import milestone_undertrained, read_milestone, read_run_record
 from descent.budgets import parse_budget as _parse_budget
 from descent.calibrate import find_calibration
+from descent.equal_cpu import equal_cpu_budget, is_equal_cpu
 from descent.match import make_opening, run_tasks
+from descent.pools import read_pools
 from descent.ratings import ELO, fit
 from descent.results import ResultsDB
 from descent.stats import MatchSummary, cluster_interval
@@ -73,11 +74,6 @@ class Net:
         """'N games, M examples' ('?' where an older record does not say)."""
         return (f"{'?' if self.games is None else self.games} games, "
                 f"{'?' if self.examples is None else self.examples} examples")
-
-
-_POOL_NET = v.Record({"net": v.Str(256, empty=False), "path": v.Str(4096, empty=False)})
-POOLS = v.Record({"game": v.Str(256, empty=False), "high": v.List(_POOL_NET, 1),
-                  "low": v.List(_POOL_NET, 1)})   # what evaluate reads of pools.json (games.validate)
 
 
 def _run_record(run_dir: Path, game: str) -> dict:
@@ -428,18 +424,19 @@ def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], oppo
     sharing a random opening). Returns the number of matches run."""
     run_dir = Path(run_dir)
     pools_path = layout.pools_file(run_dir)
-    if not pools_path.exists():
-        raise ProtocolError(f"{run_dir}: no pools yet (pools.json missing); run `descent rank {game} "
-                            f"--run {run_dir}` first")
-    pools = v.load_json(pools_path, POOLS, ProtocolError, f"pools file {pools_path}")
-    if pools.get("game") != game:
-        raise ProtocolError(f"{pools_path}: pools of {pools.get('game')}, not of {game}")
+    pools = read_pools(run_dir, game, ProtocolError)
     for p in pools["high"] + pools["low"]:
         if not Path(p["path"]).exists():
             raise ProtocolError(f"{pools_path}: checkpoint {p['path']} of {p['net']} is missing; "
                                 f"rerun `descent rank {game} --run {run_dir}`")
     budgets = [parse_budget(b) for b in budgets]
-    opp_budget = parse_budget(opponent_budget)
+    opp_label = None               # equal-cpu=SPEC: plain MCTS at the iterations measured for SPEC's CPU
+    if opponent == "mcts" and is_equal_cpu(opponent_budget):
+        opp_label = opponent_budget.strip()
+        opp_budget, _ = equal_cpu_budget(run_dir, game, opp_label, [h["path"] for h in pools["high"]], seed,
+                                         echo=tqdm.write, error=ProtocolError)
+    else:
+        opp_budget = parse_budget(opponent_budget)
     plan = {alg: _calibrated_plan(run_dir, game, alg, opponent) or (alg, budgets) for alg in algorithms}
     for spec, alg_budgets in plan.values():
         parse_agent(_join(spec, alg_budgets[0]))
@@ -467,7 +464,8 @@ def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], oppo
                 a_spec = _join(_join(spec, budget), f"net={h['path']}")
                 for o_label, o_spec in opponents:
                     for k in range(games_per_pair):
-                        key = (f"evaluate|{game}|{alg}|{budget}|{h['net']}|{o_label}|{opp_budget}|{k}|"
+                        key = (f"evaluate|{game}|{alg}|{budget}|{h['net']}|{o_label}|"
+                               f"{opp_budget if opp_label is None else f'{opp_label}->{opp_budget}'}|{k}|"
                                f"{seed}|{opponent}|op{opening_plies}")
                         if key in have:
                             continue
@@ -476,7 +474,7 @@ def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], oppo
                                       "net_a": h["net"], "net_b": o_label, "index": k,
                                       "a_first": k % 2 == 0, "seed": seed * 7919 + k + 1,
                                       "opponent": engine_label if engine else opponent,
-                                      "opponent_budget": opp_budget,
+                                      "opponent_budget": opp_label or opp_budget,
                                       "opening": openings(h["net"], o_label, k // 2)})
     n = _progress(tasks, workers, f"evaluate {game}", db, _row, progress, ray_address) if tasks else 0
     db.close()

@@ -328,7 +328,8 @@ def test_calibration_cleanup_spares_another_live_calibrations_temp_files(tmp_pat
     log: its temporary files (this version's names and the older ones) survive this calibration's
     cleanup, done under this calibration's lock; a dead writer's and this calibration's own stale
     ones go."""
-    from descent.calibrate import SUBDIR, Settings, calibrate, lock_log, names
+    from descent.calibrate import Settings, calibrate, lock_log, names
+    from training.layout import CALIBRATIONS_DIR as SUBDIR
     game = "breakthrough(rows=5,cols=5)"
     mine = Settings(game, algorithm="minibal_plus:eval=playout,playouts=4", against="random", low=1, high=300)
     other = Settings(game, algorithm="minimax:eval=playout,playouts=4", against="random", low=1, high=300)
@@ -360,7 +361,8 @@ def test_calibration_cleanup_spares_another_live_calibrations_temp_files(tmp_pat
 def test_calibration_result_holds_no_nan(tmp_path):
     """A budget measured by no game has no mean and no interval: null in the result file, not NaN
     or Infinity (two games, then the fit moves the answer to a budget not played yet)."""
-    from descent.calibrate import SUBDIR, Settings, calibrate, describe, names
+    from descent.calibrate import Settings, calibrate, describe, names
+    from training.layout import CALIBRATIONS_DIR as SUBDIR
     s = Settings("breakthrough(rows=5,cols=5)", algorithm="minibal_plus:eval=playout,playouts=4",
                  against="random", low=100, high=3000, max_games=2, near_games=30)
     res = calibrate(s, tmp_path, players=Curve())

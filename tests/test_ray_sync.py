@@ -3,133 +3,20 @@ its worker and its state reaches the driver's run directory every ``sync_every``
 milestone and at the end; a member lost with its node continues from there; a driver killed and
 rerun continues. Tic-tac-toe, game budgets (``max_games``), ``sync_every = 0`` (after every game):
 no assertion depends on the machine's speed."""
-import json
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
-from descent.distributed import (MemberSync, _pack, _unpack, apply_sync, prepare_member,
-                                 shipped_files)
+from tests.test_replication import BUDGET, MILESTONES, check_member, log_games, state_games, tiny_cfg
 
-TINY = """
-[game]
-spec = "tic_tac_toe"
-[network]
-filters = 4
-blocks = 1
-head_units = 8
-[selfplay]
-iterations = 10
-[training]
-replay_games = 6
-min_sample = 32
-batch_size = 32
-[run]
-sync_every = {every}
-"""
-BUDGET = 1e6                       # seconds: the game budgets (max_games) stop the members
-MILESTONES = [("0s", 0.0)]         # written before the first game: a milestone file to sync
 # A guard against a hang, not a time budget: generous, so that a loaded machine (raylets, their
 # workers and TensorFlow start-ups on 2 busy cores took more than 5 minutes) only takes longer
 HANG_GUARD = 1200
-
-
-def tiny_cfg(tmp_path, every=0):
-    from descent.config import load_config
-    path = tmp_path / "tiny.toml"
-    path.write_text(TINY.format(every=every))
-    return load_config(path)
-
-
-def log_games(mdir: Path) -> list[int]:
-    path = mdir / "log.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line)["game"] for line in path.read_text().splitlines() if line.strip()]
-
-
-def state_games(mdir: Path) -> int:
-    from training.network import read_meta
-    return read_meta(mdir / "latest.h5")["counters"]["games"]
-
-
-def check_member(mdir: Path) -> int:
-    """The driver's copy is whole: a loadable state, one log line per counted game, in order."""
-    games = state_games(mdir)
-    assert log_games(mdir) == list(range(1, games + 1))
-    return games
-
-
-def job_of(cfg, run_dir, max_games, member=0):
-    from training.run import runtime_config, training_config
-    from training.trainer import MemberJob
-    return MemberJob(str(run_dir), member, "tic_tac_toe", training_config(cfg), BUDGET, MILESTONES,
-                     member, max_games=max_games, extra=runtime_config(cfg))
-
-
-def test_member_sync_keeps_the_driver_copy_resumable(tmp_path):
-    """The hook and the driver's writes without Ray: a member trained in a scratch directory in
-    two calls (shipped from the driver's copy each time) leaves the driver's copy whole after
-    every copy, and a local resume of that copy continues it."""
-    from training.layout import member_dir
-    from training.trainer import train_member
-    cfg = tiny_cfg(tmp_path, every=0)
-    driver = member_dir(tmp_path / "run", 0)
-    seen, calls = [], []
-
-    def call(max_games, every):
-        calls.append(max_games)
-        scratch = tmp_path / f"scratch{len(calls)}"
-        last = {"game": prepare_member(driver)}
-        mdir = member_dir(scratch, 0)
-        _unpack(_pack(driver, shipped_files(False)), mdir)
-        assert not (mdir / "log.jsonl").exists() and not (mdir / "replay").exists()
-
-        def send(msg):
-            last["game"] = apply_sync(driver, msg, last["game"], 6)
-            seen.append((msg["event"], check_member(driver)))
-        job = job_of(cfg, scratch, max_games)
-        return train_member(job, on_saved=MemberSync(mdir, 0, every, send))
-
-    first = call(5, 0.0)
-    assert first["games"] == 5 and [e for e, _ in seen] == ["game"] * 5 + ["end"]
-    assert (driver / "milestone_0s.weights.h5").exists() and (driver / "status.json").exists()
-    assert list((driver / "tensorboard").glob("events.out.tfevents.*"))
-    seen.clear()
-    second = call(3, 1e6)                     # a long interval: only the end is sent
-    assert second["games"] == 8 and seen == [("end", 8)]
-    # the driver's copy resumes locally, as any run directory does
-    third = train_member(job_of(cfg, tmp_path / "run", 2))
-    assert third["games"] == 10 and check_member(driver) == 10
-
-
-def test_a_rotated_log_reaches_the_driver_whole(tmp_path):
-    """With a log cap small enough that the worker's log.jsonl rotates into archives between two
-    copies (``training.logfiles``), the copy still carries every game's line, and the driver's log
-    rotates under the same cap."""
-    from training.logfiles import archives, read_history
-    from training.layout import member_dir
-    from training.trainer import train_member
-    cfg = tiny_cfg(tmp_path, every=1e6)
-    cfg["run"]["log_max_mb"] = 0.01
-    driver, scratch = member_dir(tmp_path / "run", 0), member_dir(tmp_path / "scratch", 0)
-    last = {"game": prepare_member(driver, 0.01)}
-
-    def send(msg):
-        last["game"] = apply_sync(driver, msg, last["game"], 6, 0.01)
-    scratch.mkdir(parents=True)
-    result = train_member(job_of(cfg, tmp_path / "scratch", 8),
-                          on_saved=MemberSync(scratch, 0, 1e6, send))
-    assert result["games"] == 8 and archives(scratch)       # the worker's log rotated
-    assert [r["game"] for r in read_history(driver, unique=False)] == list(range(1, 9))
-    assert archives(driver) and state_games(driver) == 8
-
 
 # ---- on a multi-node cluster ----------------------------------------------------------------------
 

@@ -165,6 +165,11 @@ def weights_of_record(record: Path) -> Path:
     return Path(record).with_suffix(WEIGHTS_SUFFIX)
 
 
+def record_of_weights(weights: Path) -> Path:
+    """The JSON record beside a weights file (``x.weights.h5`` -> ``x.json``)."""
+    return Path(weights).with_suffix("").with_suffix(".json")
+
+
 def milestone_files(mdir) -> list[Path]:
     """Every file of a member's milestones (weights and records), sorted."""
     return sorted(Path(mdir).glob(f"{MILESTONE_PREFIX}*"))

@@ -28,7 +28,7 @@ import numpy as np
 import games
 from games import validate as v
 from games.errors import GameError
-from training import fileio
+from training import fileio, layout
 from training.architecture import (
     Architecture, ArchitectureError, Conv, Dense, Flatten, META as ARCHITECTURE_META, Residual)
 from training.inference import Network, TFInference
@@ -302,7 +302,7 @@ def save_weights(path: Path, model, meta: dict) -> None:
         f.attrs["format"] = "descent-weights-1"
         f.attrs["meta"] = meta_text(meta, path)
         _write_vars(f.create_group("weights"), model.weights)
-    fileio.write_json(path.with_suffix("").with_suffix(".json"), meta)
+    fileio.write_json(layout.record_of_weights(path), meta)
 
 
 def load_weights(path: Path, model) -> dict:

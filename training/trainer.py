@@ -135,7 +135,7 @@ def _logged_scalars(tb_dir: Path) -> set:
     seen: set[tuple[int, str]] = set()
     if not tb_dir.is_dir():
         return seen
-    for path in sorted(tb_dir.glob("events.out.tfevents.*")):
+    for path in sorted(tb_dir.glob(layout.EVENTS)):
         try:
             for raw in _event_records(path):
                 ev = event_pb2.Event.FromString(raw)
