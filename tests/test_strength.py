@@ -187,9 +187,10 @@ def test_descent_play_elo_through_the_prompt():
     r = _cli(["play", SPEC, "--elo", str(target), "--plain", "--seat", "first"], f"{move}\nresign\n")
     assert r.exit_code == 0, r.output
     want = strength.level_for_elo(SPEC, target)
-    line = next(l for l in r.output.splitlines() if l.startswith("Rated Elo"))
-    assert line == (f"Rated Elo {want['elo']:+.0f} [{want['low']:+.0f}, {want['high']:+.0f}] against "
-                    f"{t['anchor']} (docs/strength.md).")
+    line = next(l for l in r.output.splitlines() if l.startswith("Elo "))
+    assert line == strength.pick_text(want, target) + "."
+    assert f"rated {want['elo']:+.0f} [{want['low']:+.0f}, {want['high']:+.0f}]" in line and t["anchor"] in line
+    assert f"{abs(want['elo'] - target):.0f} {'above' if want['elo'] > target else 'below'} the request" in line
     assert f"You (x) play {move}." in r.output or move in r.output
     assert re.search(r"The computer \(o\) plays \w+\.", r.output)
     # a named level prints its rating too
