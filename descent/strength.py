@@ -1,6 +1,6 @@
 """Strength you can name: each game's rating table, on the Elo scale of the outside ladder.
 
-The scale is ``bench/bench_ladder.py``'s: Bradley-Terry ratings over games against fixed MCTS rungs
+The scale is ``research/ladder.py``'s: Bradley-Terry ratings over games against fixed MCTS rungs
 with random rollouts, **OpenSpiel's MCTS at 100 simulations = Elo 0** (breakthrough 6x6, havannah
 base 4; reversi 6x6, which OpenSpiel has only at 8x8, uses this project's MCTS at 100 iterations as
 its ladder). The ratings are relative to that ladder and to nothing else: they say how a level
@@ -236,15 +236,15 @@ def level_notes(t: dict) -> dict:
 
 def describe_levels(game_spec: str, base=None) -> list[dict]:
     """The game's levels for a person (``descent levels``): per level its name, what it does, its
-    rating on the table's scale (or None), a note (``level_notes``) and its setting; then the range
-    of ``--elo``. ``StrengthError`` for a game without a table."""
+    rating on the table's scale (or None), a note (``level_notes``) and its setting; a game without
+    a table gets its levels with ``rating`` None."""
     spec = games.load(game_spec).spec
     t = table(spec, base)
     rows = []
     notes = level_notes(t) if t else {}
     for lvl in RATED_LEVELS:
         e = t["levels"].get(lvl) if t else None
-        rows.append({"level": lvl, "about": ABOUT[lvl], "rating": rating_text(e, t["anchor"]) if e else None,
+        rows.append({"level": lvl, "about": ABOUT[lvl], "rating": rating_text(e, t["anchor"]) if e and t else None,
                      "elo": e["elo"] if e else None, "note": notes.get(lvl),
                      "setting": e["spec"] if e else None, "games": e["games"] if e else None})
     return rows

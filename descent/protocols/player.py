@@ -86,7 +86,7 @@ class Player:
         out = []
         if not self.network:
             out.append(no_network_note(self.info.spec, self.spec))
-        if self.picked is not None:
+        if self.picked is not None and self.settings.elo is not None:
             out.append(strength.pick_text(self.picked, self.settings.elo))
         return out
 

@@ -158,7 +158,10 @@ class UciServer:
         span = self._elo_span()
         if self.limit_strength and span is None:
             raise GameError(f"UCI_LimitStrength: {p.info.spec} has no rating table for this network")
-        p.settings.elo = (self.uci_elo if self.uci_elo is not None else span[0]) if self.limit_strength else None
+        if not self.limit_strength or span is None:
+            p.settings.elo = None
+        else:
+            p.settings.elo = self.uci_elo if self.uci_elo is not None else span[0]
         p.load(p.info.spec)
         for line in p.notes():
             self.note(line)
