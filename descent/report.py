@@ -130,6 +130,34 @@ def per_pair(rows) -> list[dict]:
     return out
 
 
+def outcomes(rows) -> list[str]:
+    """What each cell's games ended in, for reading a balancing method's behaviour: the median
+    length (plies) of its wins, draws and losses, and the median terminal value (f_t, the balanced
+    player's view) of its wins and losses: a late win of small value against an early one."""
+    groups: dict = {}
+    for r in rows:
+        opp, ob = _opponent(r)
+        groups.setdefault((opp, ob, r["game"], r["algorithm"], r["budget"]), []).append(r)
+    out = []
+
+    def med(xs):
+        xs = sorted(xs)
+        return None if not xs else (xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2)
+
+    def show(x, fmt):
+        return "-" if x is None else format(x, fmt)
+    for cell, rs in sorted(groups.items(), key=lambda kv: _order(kv[0])):
+        opp, ob, game, alg, budget = cell
+        by = {k: [r for r in rs if (r["a_result"] > 0, r["a_result"] == 0, r["a_result"] < 0)[i]]
+              for i, k in enumerate(("win", "draw", "loss"))}
+        out.append(f"  {opp} {ob} | {game} | {alg} {budget}: plies of wins {show(med([r['plies'] for r in by['win']]), '.0f')}, "
+                   f"draws {show(med([r['plies'] for r in by['draw']]), '.0f')}, "
+                   f"losses {show(med([r['plies'] for r in by['loss']]), '.0f')}; f_t of wins "
+                   f"{show(med([r['a_score'] for r in by['win']]), '+.3f')}, of losses "
+                   f"{show(med([r['a_score'] for r in by['loss']]), '+.3f')}")
+    return out
+
+
 def format_pairs(pairs) -> list[str]:
     """Each cell's gain per network pair on one line."""
     cells: dict = {}
@@ -552,6 +580,10 @@ def make_report(db_paths, out_dir, games: list[str] | None = None, merge=()) -> 
         if pairs:
             sections.append("== per network pair: each cell's binary gain % per high-low pair (games)\n"
                             + "\n".join(format_pairs(pairs)))
+        ends = outcomes(rows)
+        if ends:
+            sections.append("== how the games ended: median plies of wins, draws and losses, and median terminal "
+                            "value f_t of wins and losses (the balanced player's view)\n" + "\n".join(ends))
         checks = ordering_check(records + avg)
         if checks:
             sections.append("== the paper's ordering, cell by cell (95% intervals)\n" + "\n".join(checks))
