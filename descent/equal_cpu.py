@@ -65,7 +65,8 @@ def _moves_cpu(game: str, spec: str, opening: list[str], max_moves: int, seed: i
         a = state.parse_move(m)
         state.push(a)
         moves.append(m)
-    cpu, positions = [], []
+    cpu: list[float] = []
+    positions: list[list[str]] = []
     while not state.is_game_over() and len(cpu) < max_moves:
         positions.append(list(moves))
         t0 = time.process_time()
@@ -123,7 +124,7 @@ def measure(game: str, reference: str, nets: list[str], games_per_net: int = 2, 
            "games_per_network": games_per_net, "opening_plies": opening_plies,
            "mcts_measured_iterations": mcts_iterations, "mcts_positions": len(chosen),
            "mcts_cpu_seconds": mcts_cpu, "mcts_iterations_per_cpu_second": rate,
-           "measured_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "measured_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
            "machine": {"cpus": os.cpu_count(), "load_1min": load, "processor": platform.processor() or
                        platform.machine()}}
     echo(f"[equal-cpu] {game}: {reference} spends a median {1000 * med:.2f} ms CPU a move over "

@@ -19,6 +19,8 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
+
 from games import validate as v
 from training import fileio, layout
 from descent.calibrate import side_by_side
@@ -496,7 +498,12 @@ def plot(records, title: str, metric: str, path: Path) -> None:
         if "=" in ob and ob.split("=")[0] in kinds and budget_value(ob) > 0:
             # the paper varies the ratio of the two players' budgets: show it on the top axis
             k = budget_value(ob)
-            top = ax.secondary_xaxis("top", functions=(lambda x: x / k, lambda x: x * k))
+            def to_ratio(x):
+                return np.asarray(x, dtype=float) / k
+
+            def from_ratio(x):
+                return np.asarray(x, dtype=float) * k
+            top = ax.secondary_xaxis("top", functions=(to_ratio, from_ratio))
             top.set_xticks([x / k for x in xs_all])
             top.xaxis.set_major_formatter(ScalarFormatter())
             top.xaxis.set_minor_formatter(NullFormatter())
