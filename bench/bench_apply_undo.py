@@ -16,7 +16,7 @@ than the figures. The report gives, per game and measure, the median rate of eac
 the ratio of the medians (second checkout / first). Both checkouts must count the same trees
 (checked: the leaf counts and game lengths must agree).
 
-Usage:  python bench/bench_apply_undo.py BEFORE_DIR AFTER_DIR [--repeats 5] [--json OUT]
+Usage:  python -m bench.bench_apply_undo BEFORE_DIR AFTER_DIR [--repeats 5] [--json OUT]
 The JSON is rewritten (atomically) after every repeat, and a rerun with the same checkouts and
 cases continues from the repeats it holds.
 """

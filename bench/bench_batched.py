@@ -13,8 +13,8 @@ times; the table gives medians, the ratio after/before, and how many games had t
 both sides (the production backend's values may depend on the batch in the last bits, so a few games
 can differ; tests/test_batched.py proves equality with a batch-independent evaluator).
 
-    python bench/bench_batched.py [--repeats 3] [--only reversi] [--levels 100,1000]
-    python bench/bench_batched.py --network --out bench/results_batched_network.json
+    python -m bench.bench_batched [--repeats 3] [--only reversi] [--levels 100,1000]
+    python -m bench.bench_batched --network --out bench/results_batched_network.json
 
 Results go to bench/results_batched.json (written atomically after every repeat; a rerun continues
 from the repeats already there).
@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")     # one thread, like the inference sessions
 
 from training.fileio import write_json  # noqa: E402

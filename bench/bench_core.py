@@ -1,6 +1,6 @@
-"""The Descent core before and after issue 19, in one run (no loss of speed).
+"""The Descent core before and after it was written once (the one walk), in one run (no loss of speed).
 
-Before issue 19 the Descent search was written twice (``search_ext/bestfirst.pyx`` and
+Before the one walk the Descent search was written twice (``search_ext/bestfirst.pyx`` and
 ``training/selfplay.pyx``); since, both drive one core (``search_ext/descent_core``). This script
 measures, on the same machine and in the same run, a checkout of the code before (its extensions
 built in place) against this tree:
@@ -17,7 +17,7 @@ after/before ratios, and checks that both sides did the same work (same games, s
 
     git worktree add ../core-before 5ba09fd
     (cd ../core-before && python setup.py build_ext --inplace -q)
-    python bench/bench_core.py --before ../core-before [--repeats 5]
+    python -m bench.bench_core --before ../core-before [--repeats 5]
 
 Results go to bench/results_core.json (written atomically).
 """
@@ -52,7 +52,7 @@ POSITIONS = 4            # the start and three positions along a fixed line
 def _pool_class():
     try:
         from search_ext.selfplay import SelfPlayPool
-    except ImportError:                     # before issue 19
+    except ImportError:                     # before the one walk
         from training.selfplay import SelfPlayPool
     return SelfPlayPool
 
@@ -156,7 +156,7 @@ def main(argv=None) -> int:
                      "same_work": works["before"] == works["after"] and len(works["before"]) == 1}
     result = {"before": str(before), "repeats": a.repeats, "machine": os.uname().machine,
               "cpus": os.cpu_count(), "python": sys.version.split()[0],
-              "command": "python bench/bench_core.py --before ../core-before --repeats %d" % a.repeats,
+              "command": "python -m bench.bench_core --before ../core-before --repeats %d" % a.repeats,
               "rows": rows}
     from training.fileio import write_json
     write_json(a.out, result, indent=1)

@@ -1,4 +1,4 @@
-"""Self-play at each game's default config, as training runs it (issue 20, item 1).
+"""Self-play at each game's default config, as training runs it.
 
 For each game: the default config (``configs/<game>.toml``), an untrained network of its
 architecture, the inference backend and ``games_in_flight`` training would choose on the CPU, and
@@ -9,9 +9,9 @@ first finished game (or ``None`` with ``timed_out``), its plies, the games in fl
 iterations and plies per second, the tables' states and bytes, and the process's peak RSS. One
 game per child process (so ``ru_maxrss`` is the game's); results merged into ``--json``.
 
-    PYTHONPATH=. python bench/bench_defaults.py chess xiangqi --cap 120
-    PYTHONPATH=. python bench/bench_defaults.py --all --cap 600 --json bench/results_defaults.json
-    PYTHONPATH=. python bench/bench_defaults.py chess --cap 120 --label before --config-dir old/
+    PYTHONPATH=. python -m bench.bench_defaults chess xiangqi --cap 120
+    PYTHONPATH=. python -m bench.bench_defaults --all --cap 600 --json bench/results_defaults.json
+    PYTHONPATH=. python -m bench.bench_defaults chess --cap 120 --label before --config-dir old/
 """
 from __future__ import annotations
 
@@ -43,7 +43,6 @@ def rss_mb() -> float:
 
 def measure(game: str, cap: float, config_dir: str | None, memory_mb: float | None,
             iterations: int | None = None, in_flight: int | None = None) -> dict:
-    import numpy as np
     import games
     from descent.config import load_config, default_config_path
     from search_ext.descent_core import BYTES_PER_STATE

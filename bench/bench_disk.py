@@ -1,4 +1,4 @@
-"""Disk growth of every file a training run writes (issue 20, item 6).
+"""Disk growth of every file a training run writes.
 
 Runs ``descent train GAME --population 1 --budget B --milestones M --out DIR`` as a
 subprocess and samples, every ``--interval`` seconds, the size of each kind of file
@@ -11,11 +11,11 @@ the measured rate, marking which kinds are bounded; the logs stop at their cap
 70-day figure is the smaller of the two.  ``--log-max-mb`` runs with a cap small enough
 to reach in minutes (the peak then shows the bound).
 
-    .venv/bin/python bench/bench_disk.py                       # reversi(size=6), 6m
-    .venv/bin/python bench/bench_disk.py --game 'breakthrough(rows=6,cols=6)' --budget 3m \
+    .venv/bin/python -m bench.bench_disk                       # reversi(size=6), 6m
+    .venv/bin/python -m bench.bench_disk --game 'breakthrough(rows=6,cols=6)' --budget 3m \
         --milestones 1m,2m,3m --key breakthrough
-    .venv/bin/python bench/bench_disk.py --run-dir checkpoints/reversi   # existing run
-    .venv/bin/python bench/bench_disk.py --log-max-mb 0.02 --key 'reversi(size=6) log_max_mb=0.02'
+    .venv/bin/python -m bench.bench_disk --run-dir checkpoints/reversi   # existing run
+    .venv/bin/python -m bench.bench_disk --log-max-mb 0.02 --key 'reversi(size=6) log_max_mb=0.02'
 
 Results go to bench/results_disk.json (relative paths only), one entry per --key.
 """
@@ -33,7 +33,6 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
 from training.logfiles import LogCaps, archives, last_game  # noqa: E402
 from training.options import RuntimeOptions  # noqa: E402
 

@@ -7,7 +7,7 @@ list on every path. For Ray, "workers" is the number of CPUs the local cluster i
 start-up is excluded (timed separately); each path first plays one warm-up batch; the process
 pool is created per batch, as each stage of the CLI does, so its start-up (spawn, imports) is included.
 
-Usage:  python bench/bench_distributed.py [--games 40] [--repeats 3]
+Usage:  python -m bench.bench_distributed [--games 40] [--repeats 3]
 """
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from descent.match import run_tasks  # noqa: E402

@@ -1,21 +1,19 @@
-"""Self-play rate with a full replay window, normalised in the same run (issue 13).
+"""Self-play rate with a full replay window, normalised in the same run.
 
-    python bench/bench_full_window.py [--game 'reversi(size=6)'] [--minutes 8] [--learner async]
+    python -m bench.bench_full_window [--game 'reversi(size=6)'] [--minutes 8] [--learner async]
 
 Trains one network of GAME for MINUTES with the default config and the given learner
 (``async``, ``thread`` or ``inline``), in this process, then measures in the same process the
-default network's ``tf.function`` states per CPU-second at batch 256 (the issue's reference rate).
+default network's ``tf.function`` states per CPU-second at batch 256 (the reference rate).
 Reports, over the games counted once the replay window was full (game number > replay_games),
 examples per wall-second and per CPU-second of the process, and the machine-normalised figure:
 examples per CPU-second divided by the ``tf.function`` states per CPU-second.
 """
 import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def main() -> int:
@@ -38,10 +36,9 @@ def main() -> int:
         from training.logfiles import read_history     # log.jsonl and its archives
         recs = read_history(run / "member_00")
     full = [r for r in recs if r["game"] > window]
-    import numpy as np
     import games
     from training.network import Inference, build_model
-    from bench_training import _raw_rates
+    from bench.bench_training import _raw_rates
     info = games.load(args.game)
     net = cfg["network"]
     tf_rate = _raw_rates(Inference(build_model(info.planes_shape, net["filters"], net["blocks"],
@@ -62,5 +59,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     raise SystemExit(main())

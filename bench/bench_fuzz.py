@@ -1,12 +1,12 @@
 """Generated hostile inputs against a source tree: how many crash, hang, print a traceback, or are
-accepted although they are invalid (issue 12). Every category runs as one batch in a child process
+accepted although they are invalid. Every category runs as one batch in a child process
 that the harness restarts after a crash or a hang (tests/fuzz/runner.py).
 
-    python bench/bench_fuzz.py                       # this tree, seed 0, 150 inputs per category
-    python bench/bench_fuzz.py --tree OTHER_CHECKOUT     # another checkout (its compiled engines)
-    python bench/bench_fuzz.py --per 60 --only position,cli --show 10
-    python bench/bench_fuzz.py --only api            # every public entry point x every bad value
-    python bench/bench_fuzz.py --overhead --json bench/results_entry_checks.json   # cost of the entry-point checks (issue 20)
+    python -m bench.bench_fuzz                       # this tree, seed 0, 150 inputs per category
+    python -m bench.bench_fuzz --tree OTHER_CHECKOUT     # another checkout (its compiled engines)
+    python -m bench.bench_fuzz --per 60 --only position,cli --show 10
+    python -m bench.bench_fuzz --only api            # every public entry point x every bad value
+    python -m bench.bench_fuzz --overhead --json bench/results_entry_checks.json   # cost of the entry-point checks
 
 Prints a table per category and the totals, and writes them as JSON with ``--json PATH``.
 """
@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 from tests.fuzz import api, generate, runner  # noqa: E402
 
@@ -84,11 +83,11 @@ def _median_ns(stmt, number: int, repeats: int = 5) -> float:
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
-def _old_square_name(r, c, height):         # games.boardtext.square_name before issue 20
+def _old_square_name(r, c, height):         # games.boardtext.square_name before the entry checks
     return f"{LETTERS[c]}{height - r}"
 
 
-def _old_map_square(sym, r, c, h, w):       # games.symmetry.map_square before issue 20 (its path for 4)
+def _old_map_square(sym, r, c, h, w):       # games.symmetry.map_square before the entry checks (its path for 4)
     if sym == 0:
         return r, c
     if sym == 1:
@@ -103,7 +102,7 @@ def _old_map_square(sym, r, c, h, w):       # games.symmetry.map_square before i
 
 
 def overhead(json_path=None) -> int:
-    """Per-call cost (ns, median of 5 repeats) of each checked entry point changed in issue 20
+    """Per-call cost (ns, median of 5 repeats) of each checked entry point changed when the entry checks were added
     against the unchecked implementation it calls (what a caller paid before), and the search
     wrappers against a 100-iteration search (the cost of one move in match play)."""
     import games

@@ -10,7 +10,7 @@ reported with their ratio:
 * random games: uniformly random games to the end. Ours is ``games._state.random_games``;
   OpenSpiel's is ``apply_action(random.choice(legal_actions()))`` in a Python loop.
 
-Usage:  python bench/bench_games.py [--repeats 5] [--quick] [--json OUT]
+Usage:  python -m bench.bench_games [--repeats 5] [--quick] [--json OUT]
 Needs the bench extra (``pip install -e '.[bench]'``) for OpenSpiel.
 """
 from __future__ import annotations
@@ -23,8 +23,6 @@ import statistics
 import sys
 import time
 
-import os
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import games  # noqa: E402
 from games._state import perft, random_games  # noqa: E402
 

@@ -14,7 +14,7 @@ ONNX Runtime's static int8 quantization (QOperator format: unsigned 8-bit activa
 Calibration and test positions come from seeded random playouts of the game (``--positions`` of
 each). Imports no TensorFlow:
 
-  python bench/bench_int8.py [--repeats 7] [--batch 96] [--positions 1000] [--out bench/results_int8.json]
+  python -m bench.bench_int8 [--repeats 7] [--batch 96] [--positions 1000] [--out bench/results_int8.json]
 """
 from __future__ import annotations
 
@@ -26,7 +26,6 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 

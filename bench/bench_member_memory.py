@@ -1,4 +1,4 @@
-"""A whole member under its memory cap (issue 20, item 3): peak RSS against the cap plus the
+"""A whole member under its memory cap: peak RSS against the cap plus the
 process's fixed footprint.
 
 Runs ``MemberTrainer`` (the default config of GAME, ``--replay-games`` to fill the window sooner)
@@ -8,7 +8,7 @@ TensorFlow, the model and optimizer, the inference session and the traced functi
 JSON line: footprint, peak RSS, growth (peak − footprint) and its ratio to the cap, the games, their
 examples and dropped harvests, the replay window's bytes; ``--json`` merges it under ``--label``.
 
-    PYTHONPATH=. python bench/bench_member_memory.py havannah --memory-mb 256 --games 30 --replay-games 10
+    PYTHONPATH=. python -m bench.bench_member_memory havannah --memory-mb 256 --games 30 --replay-games 10
 """
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def main(argv=None) -> int:
            "examples": [r["examples"] for r in games], "replay_mb": round(replay_mb, 1),
            "games_in_flight": games[-1]["games_in_flight"] if games else None,
            "seconds": round(time.perf_counter() - t0, 1),
-           "command": "python bench/bench_member_memory.py " + " ".join(sys.argv[1:])}
+           "command": "python -m bench.bench_member_memory " + " ".join(sys.argv[1:])}
     print(json.dumps(out))
     if a.json:
         from training.fileio import write_json

@@ -1,4 +1,4 @@
-"""Long games against a random player: completion, peak memory and short searches (issue 11, item 1).
+"""Long games against a random player: completion, peak memory and short searches.
 
 Plays one full game of AGENT (first) against ``random`` in this process and prints one JSON line:
 whether it finished, its length, the agent's moves, thinking time, the moves cut short (fewer
@@ -6,8 +6,8 @@ iterations than the budget because the table was full) and the moves searched wi
 the largest table seen, and the process's peak resident memory (``ru_maxrss``; one game per process,
 so it is the game's).
 
-    PYTHONPATH=. python bench/bench_memory.py reversi mcts:time=1
-    PYTHONPATH=. python bench/bench_memory.py chess minimax:time=5 --json results.jsonl
+    PYTHONPATH=. python -m bench.bench_memory reversi mcts:time=1
+    PYTHONPATH=. python -m bench.bench_memory chess minimax:time=5 --json results.jsonl
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ per pairing: wins, draws, losses, the mean score and the mean game length in pli
 engine that wins every game, the length a candidate survives is what tells them apart). A measure
 of time, so a benchmark, not a test; ``descent.api.NETWORK_FREE_ALPHABETA`` is the choice it backs.
 
-    .venv/bin/python bench/bench_network_free.py --games 4 --json bench/results_network_free.json
+    .venv/bin/python -m bench.bench_network_free --games 4 --json bench/results_network_free.json
 """
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
-"""Raw throughput of the value network through ONNX Runtime, without TensorFlow (issue 13).
+"""Raw throughput of the value network through ONNX Runtime, without TensorFlow.
 
 Builds the ONNX graph of an architecture (``training.architecture.Architecture``, through
 ``training.inference.onnx_graph``) with random weights of the shapes it gives (throughput does not
 depend on their values), so it runs where only onnx, onnxruntime and numpy are installed (e.g. a GPU
 machine without TensorFlow):
 
-  python bench/bench_onnx.py [--shape 6,6,2] [--filters 32] [--blocks 2] [--head 64]
+  python -m bench.bench_onnx [--shape 6,6,2] [--filters 32] [--blocks 2] [--head 64]
       [--kernel 3] [--head-kernel 1]
       [--providers CPUExecutionProvider,CUDAExecutionProvider] [--threads 1,16]
       [--batches 1,5,32,256,1024,4096] [--seconds 2]
@@ -15,12 +15,9 @@ Prints states per second (wall-clock) for each provider, thread count and batch 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 

@@ -19,7 +19,7 @@ within each repeat. Measured:
 
 Medians over the repeats; the ratio is keras / direct. Writes bench/results_play_startup.json:
 
-  python bench/bench_play_startup.py [--repeats 7] [--json bench/results_play_startup.json]
+  python -m bench.bench_play_startup [--repeats 7] [--json bench/results_play_startup.json]
 """
 from __future__ import annotations
 
@@ -36,7 +36,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 GAME = "reversi(size=6)"
 NET = ROOT / "checkpoints" / "shipped" / "reversi_size-6" / "final.weights.h5"
@@ -198,7 +197,7 @@ def main() -> int:
                "cpus": os.cpu_count(), "loadavg_at_start": load, "loadavg_at_end": os.getloadavg(),
                "interpreter_start_median": statistics.median(starts),
                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-               "command": "python bench/bench_play_startup.py --repeats %d" % a.repeats,
+               "command": "python -m bench.bench_play_startup --repeats %d" % a.repeats,
                "summary": summary, "samples": samples}
     from training.fileio import write_json
     write_json(a.json, results)

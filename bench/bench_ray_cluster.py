@@ -1,6 +1,6 @@
 """Matches per minute on a simulated multi-node Ray cluster (``ray.cluster_utils.Cluster``: a head
 with no CPU for tasks and 1, 2 or 4 worker nodes of 1 CPU each, every node its own raylet) against the
-process pool with as many worker processes, in one run (issue 21). With 1 worker the "pool" is the
+process pool with as many worker processes, in one run. With 1 worker the "pool" is the
 stages' serial path (matches played in the driver's process, as ``--workers 1`` does).
 
 The workload is an evaluate-like batch: reversi(size=6), ``minimax:iterations=N`` against
@@ -15,7 +15,7 @@ weighs on both alike.
 On a machine with fewer cores than nodes the "nodes" share the cores: the figures measure the
 overhead of the Ray path and its scaling up to the core count, not a real cluster's network.
 
-Usage:  python bench/bench_ray_cluster.py [--games 40] [--repeats 3] [--iterations 1000] [--nodes 1,2,4]
+Usage:  python -m bench.bench_ray_cluster [--games 40] [--repeats 3] [--iterations 1000] [--nodes 1,2,4]
 """
 from __future__ import annotations
 
@@ -26,12 +26,11 @@ import statistics
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+from bench.bench_distributed import GAME, timed  # the same batch of matches
+from bench.harness import ROOT
+from training.fileio import write_json
 
-from bench_distributed import GAME, timed  # noqa: E402  (the same batch of matches)
-from training.fileio import write_json  # noqa: E402
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
 def rate(n, seed, iterations, workers, ray_address=None) -> float:

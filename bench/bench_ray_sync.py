@@ -1,5 +1,5 @@
-"""Bytes and seconds per copy of a member's state from its worker to the driver (``--ray-ship``,
-issue 21) against shipping the whole member as before (its directory, replay window included, in
+"""Bytes and seconds per copy of a member's state from its worker to the driver (``--ray-ship``)
+against shipping the whole member as before (its directory, replay window included, in
 one tar each way).
 
 For each game (reversi(size=6), breakthrough(rows=6,cols=6), their default configs), one member
@@ -12,7 +12,7 @@ of the second run (all files, replay window included): the tar's bytes, and the 
 it, put it in Ray's object store and read it back, and unpack it: what the driver did at every
 start and the worker at every end.
 
-Usage:  python bench/bench_ray_sync.py [--minutes 2] [--sync-every 20] [--out bench/results_ray_sync.json]
+Usage:  python -m bench.bench_ray_sync [--minutes 2] [--sync-every 20] [--out bench/results_ray_sync.json]
 """
 from __future__ import annotations
 
@@ -26,7 +26,6 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 GAMES = ("reversi(size=6)", "breakthrough(rows=6,cols=6)")
@@ -50,7 +49,7 @@ def train(game: str, run: Path, minutes: float, every: float, replay: bool) -> l
 
 def whole_member(mdir: Path, repeats: int = 3) -> dict:
     import ray
-    from descent.distributed import _pack, _unpack
+    from training.replication import pack as _pack, unpack as _unpack
     rows = []
     for _ in range(repeats):
         t0 = time.perf_counter()

@@ -1,6 +1,6 @@
-"""Replay memory and sampling cost (issue 11, item 5).
+"""Replay memory and sampling cost.
 
-  python bench/bench_replay.py [--games 20] [--examples 15000] [--shape 9,9,3] [--repeats 5]
+  python -m bench.bench_replay [--games 20] [--examples 15000] [--shape 9,9,3] [--repeats 5]
 
 Fills a replay window with random 0/1 planes (20% ones), then times one update's sampling (sigma =
 0.04, batches of 128) the way the trainer did before (concatenate the float32 window, index the
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 import tracemalloc
@@ -19,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from training.replay import ReplayBuffer, bytes_per_example  # noqa: E402
 from training.trainer import training_batches  # noqa: E402

@@ -10,20 +10,18 @@ rollouts, driven from Python) in the same run.
   ``MCTSBot`` with a ``RandomRolloutEvaluator(n_rollouts=1)``, both with ``c = sqrt 2``, the same
   number of simulations from the same position, reported as simulations per second.
 
-Usage:  python bench/bench_search.py [--repeats 5] [--quick] [--json OUT]
+Usage:  python -m bench.bench_search [--repeats 5] [--quick] [--json OUT]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
-import os
 import platform
 import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import games  # noqa: E402
 from search_ext.bestfirst import BestFirstSearch  # noqa: E402
 from search_ext.mcts import MCTS  # noqa: E402

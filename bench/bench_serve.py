@@ -20,7 +20,7 @@ one game, for comparison.
 Medians over ``--repeats``. The system Chromium and chromedriver are needed for (a) (skipped
 without them). ``--only b,c`` reruns some parts and keeps the others' figures in the JSON file.
 
-    .venv/bin/python bench/bench_serve.py --repeats 5 --json bench/results_serve.json
+    .venv/bin/python -m bench.bench_serve --repeats 5 --json bench/results_serve.json
 """
 from __future__ import annotations
 

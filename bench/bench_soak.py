@@ -1,4 +1,4 @@
-"""A soak of `descent train` as a user runs it (issue 20: soaks, and the per-game table).
+"""A soak of `descent train` as a user runs it.
 
 Runs ``descent train GAME --population 1 --budget B --out DIR`` as a subprocess at the game's
 default config (or ``--config``), and every ``--sample`` seconds records the resident memory of the
@@ -12,10 +12,10 @@ Reported (``--json``, one entry per ``--key``): time to the first game, games pe
 per second, peak RSS, the RSS slope after ``--warmup`` seconds (MB per hour, least squares over the
 per-sample RSS), disk per hour, the largest gap between progress lines, and the kill check.
 
-    PYTHONPATH=. .venv/bin/python bench/bench_soak.py chess --minutes 62 --kill-at 31
-    PYTHONPATH=. .venv/bin/python bench/bench_soak.py 'havannah(base=8)' --minutes 62 --kill-at 31 \
+    PYTHONPATH=. .venv/bin/python -m bench.bench_soak chess --minutes 62 --kill-at 31
+    PYTHONPATH=. .venv/bin/python -m bench.bench_soak 'havannah(base=8)' --minutes 62 --kill-at 31 \
         --key havannah_base8
-    PYTHONPATH=. .venv/bin/python bench/bench_soak.py reversi --minutes 5 --no-kill --key reversi_8x8
+    PYTHONPATH=. .venv/bin/python -m bench.bench_soak reversi --minutes 5 --no-kill --key reversi_8x8
 """
 from __future__ import annotations
 
@@ -85,7 +85,6 @@ def log_counts(run: Path) -> tuple[list[int], int]:
     """Game numbers in every member's log (log.jsonl and its archives, every record read: a repeat
     shows) and the examples they hold (of the games kept: an archive thinned by log_max_mb holds
     every k-th game only)."""
-    sys.path.insert(0, str(ROOT))
     from training.logfiles import read_history
     games, examples = [], 0
     for mdir in run.glob("member_*"):

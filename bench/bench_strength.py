@@ -1,8 +1,8 @@
 """Rate every named level of ``descent play`` and the continuous ``--elo`` setting on the ladder's Elo scale.
 
-Uses ``bench/bench_ladder.py``'s machinery (players, ``play_game`` with both engines checked at
+Uses ``research/ladder.py``'s machinery (players, ``play_game`` with both engines checked at
 every ply for OpenSpiel's rungs, the resumable results file, the Bradley-Terry fit): the ratings are
-fitted together with all of the ladder's own games (``bench/results_ladder.json``), so the scale is
+fitted together with all of the ladder's own games (``research/results_ladder.json``), so the scale is
 the ladder's (OpenSpiel's MCTS at 100 simulations = 0; reversi 6x6: this project's MCTS at 100).
 
 Three phases per game, each resumable (games already recorded in ``--json`` are not replayed):
@@ -29,8 +29,8 @@ Three phases per game, each resumable (games already recorded in ``--json`` are 
    games stay under ``<game> check``; this one's are under ``<game> check same-rungs``, labelled
    ``recheck-<setting>`` (other seeds than the first check's).
 
-    python bench/bench_strength.py --game 'reversi(size=6)' --phase rate,h2h,check
-    python bench/bench_strength.py --report          # tables only, no games
+    python -m bench.bench_strength --game 'reversi(size=6)' --phase rate,h2h,check
+    python -m bench.bench_strength --report          # tables only, no games
 """
 from __future__ import annotations
 
@@ -42,10 +42,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, ROOT)
-sys.path.insert(0, HERE)
 
-import bench_ladder as L                                   # noqa: E402
+from research import ladder as L                            # noqa: E402
 from descent import strength as S                          # noqa: E402
 
 DEFAULT_JSON = os.path.join(HERE, "results_strength.json")
@@ -167,8 +165,8 @@ def staircase(path, data, key, spec, ladder, player, n_games, max_sims, prior, w
 
 
 def run_inline(path, data, key, tasks, workers=1):
-    """``bench_ladder.run_tasks`` in this process (the agents loaded once instead of once per
-    chunk; games in flight with one network call per round, ``bench_ladder.play_tasks``): the same
+    """``research.ladder.run_tasks`` in this process (the agents loaded once instead of once per
+    chunk; games in flight with one network call per round, ``research.ladder.play_tasks``): the same
     task tuples, records and results file."""
     if workers > 1:
         return L.run_tasks(path, data, key, tasks, workers)
@@ -214,7 +212,7 @@ def _retire(entry: dict, player: dict, keep_as: str | None = None, quiet: bool =
 
 def _set_player(path: str, data: dict, key: str, player: dict, keep_as: str | None = None) -> None:
     """``_retire`` in ``data`` and, when the agent changed, in the results file at once (under its
-    lock): ``bench_ladder.save_results`` merges the file's games back into ``data``, so the old
+    lock): ``research.ladder.save_results`` merges the file's games back into ``data``, so the old
     agent's games must leave the file before the next save. The new agent's games are never
     counted with the old one's."""
     if not _retire(data["games"][key], player, keep_as):
@@ -258,7 +256,6 @@ def fit_table(data, spec, ladder, boot):
 
 
 def write_table(args, data, spec, ladder):
-    from descent import shipped
     entry = data["games"].get(spec)
     if not entry:
         return None
@@ -338,7 +335,6 @@ def write_table(args, data, spec, ladder):
 
 
 def phase_h2h(args, data, spec):
-    from descent import shipped
     t = S.load_table(shipped_dir(spec)[0] / S.TABLE_FILE, spec)
     key = f"{spec} head-to-head"
     entry = _entry(data, key)

@@ -4,7 +4,7 @@ test_time_budget_is_used leaves out: it depends on the machine's load).
 For each agent and budget: ``--repeats`` first moves of reversi (8x8) from a fresh agent, the wall
 time of ``choose`` minus the budget; medians and the worst, in milliseconds.
 
-    PYTHONPATH=. .venv/bin/python bench/bench_time_budget.py --repeats 7 --json bench/results_time_budget.json
+    PYTHONPATH=. .venv/bin/python -m bench.bench_time_budget --repeats 7 --json bench/results_time_budget.json
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The learner's training step, with and without XLA (issue 13): CPU milliseconds per step.
+"""The learner's training step, with and without XLA: CPU milliseconds per step.
 
-    python bench/bench_train_step.py [--threads 1] [--batches 128,512] [--repeats 5]
+    python -m bench.bench_train_step [--threads 1] [--batches 128,512] [--repeats 5]
 
 Builds the default network for reversi(size=6) planes and times the training step of
 ``training.network.make_train_step`` (a ``tf.function``: forward, MSE loss, backward, Adam) against
@@ -9,13 +9,10 @@ the same step compiled with ``jit_compile=True``, on random 0/1 planes, median o
 """
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def main() -> int:

@@ -1,22 +1,22 @@
-"""Training benchmarks (issue 4).
+"""Training benchmarks.
 
-  python bench/bench_training.py inference [--repeats 5]
+  python -m bench.bench_training inference [--repeats 5]
       In-search inference throughput (states evaluated per second while a Descent search runs with
       the network evaluator) against the raw throughput of the same network called directly on
       batches of the same (mean) size.
-  python bench/bench_training.py selfplay [--games 4]
+  python -m bench.bench_training selfplay [--games 4]
       Training examples produced per CPU-second and self-play games per hour on reversi(size=6),
       for the default network and a larger one.
-  python bench/bench_training.py throughput [--repeats 3] [--games-list reversi,...]
-      Issue 13: self-play throughput of one game at a time (SelfPlayPool with one game in flight,
-      tf.function, training between games; before issue 19 this was the separate one-game path
+  python -m bench.bench_training throughput [--repeats 3] [--games-list reversi,...]
+      Self-play throughput of one game at a time (SelfPlayPool with one game in flight,
+      tf.function, training between games; before the one walk this was the separate one-game path
       through BestFirstSearch, now deleted) against the default (SelfPlayPool with games_in_flight
       games, ONNX Runtime, learner thread), in the same run, medians over repeats: examples per
       CPU-second, games per hour, network states per second in self-play; the in-search states per
       CPU-second as a fraction of the same network's best raw throughput; the machine-normalised
       figure (examples/s of training divided by tf.function states/s at batch 256); the learner's
       share with a full replay window; memory of the pool per worker.
-  python bench/bench_training.py learning --run DIR [--games 100]
+  python -m bench.bench_training learning --run DIR [--games 100]
       After `descent train "reversi(size=6)" --budget 30m --milestones 5m,30m --out DIR`: the final
       network against its own 5-minute checkpoint and against MCTS with 1000 iterations per move,
       fixed iteration budgets, seats alternating.
@@ -30,7 +30,6 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np  # noqa: E402

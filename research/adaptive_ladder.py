@@ -1,12 +1,12 @@
-"""The adaptive level against the ladder of issue 22 item 2 as simulated players (issue 22 item 5).
+"""The adaptive level against the ladder as simulated players.
 
-Each simulated player is a rung of the ladder of ``bench_ladder`` for the game: OpenSpiel's MCTS bot
+Each simulated player is a rung of the ladder of ``research.ladder`` for the game: OpenSpiel's MCTS bot
 with random rollouts at a fixed simulation count (``_OSBot``, same settings) where OpenSpiel has the
 game at this size, this project's MCTS at fixed iterations (``mcts:iterations=N``) for
 ``reversi(size=6)``. It plays ``--games`` games against ``Opponent(level="adaptive")`` with the
 shipped networks and calibration (no ``--net``: the shipped fallback; a fresh profile per player in
 a temporary data folder), seats alternating. With OpenSpiel both engines advance together and every
-ply is checked by ``bench_ladder.legal_map`` (legal moves, player to move, end and winner;
+ply is checked by ``research.ladder.legal_map`` (legal moves, player to move, end and winner;
 ``LadderMismatch`` otherwise). ``--seeds`` independent fresh profiles per player (seeds 0..N-1) run in ``--workers``
 processes, each playing up to ``--in-flight`` profiles at once through ``descent.batched.drive``
 (the opponents' moves share one network call per round; a profile's own games follow one another).
@@ -16,8 +16,8 @@ recorded as aborted and never scored. Reported per player, pooled over the profi
 1/2, loss 0) over all games and over each profile's second half, each with its 95% radius, and
 whether it lies within 50 +- 10 points; and how often the opponent changed rung. Usage:
 
-    nice -n 10 python bench/bench_adaptive_ladder.py --sims 1000,400,100 --games 40 --seeds 3 \\
-        --json bench/results_adaptive_ladder.json
+    nice -n 10 python -m research.adaptive_ladder --sims 1000,400,100 --games 40 --seeds 3 \\
+        --json research/results_adaptive_ladder.json
 """
 from __future__ import annotations
 
@@ -30,10 +30,8 @@ import tempfile
 import time
 import zlib
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bench_ladder import OPENSPIEL, LadderMismatch, _os_winner, _OSBot, legal_map  # noqa: E402
+from research.ladder import OPENSPIEL, LadderMismatch, _os_winner, _OSBot, legal_map  # noqa: E402
 
 GAME = "breakthrough(rows=6,cols=6)"
 IN_FLIGHT = 16           # profiles in flight per worker (one network call per round across them)

@@ -1,4 +1,4 @@
-"""Balance benchmark (issue 15): the adaptive opponent against simulated people, and calibration.
+"""Balance benchmark: the adaptive opponent against simulated people, and calibration.
 
 Part A, adaptive: for each simulated person (MCTS at 100, 1,000 and 10,000 iterations per move, and
 seed 002's noisy player) and each of ``--seeds`` independent profiles, play ``--games`` games of the
@@ -16,20 +16,17 @@ games' gain?
 Every budget is in iterations: results do not depend on the machine's speed (only the time taken
 does). Usage (about 1,800 games with the defaults; run it niced, the machine is shared):
 
-    nice -n 10 python bench/bench_balance.py --json bench/results_balance.json --figures bench/figures
+    nice -n 10 python -m research.balance --json research/results_balance.json --figures bench/figures
 """
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
-import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 GAME = "breakthrough(rows=5,cols=5)"
 PERSONS = {

@@ -1,16 +1,16 @@
-"""Minibal_+ against the rungs of the outside ladder that the network beats (issue 22, item 3).
+"""Minibal_+ against the rungs of the outside ladder that the network beats.
 
 The other half of the balance claim: against opponents *weaker* than the network, Minibal_+ should
 bring the game towards a draw on average (binary gain 0) where Unbounded Minimax wins. The
-opponents are the rungs of ``bench/bench_ladder.py`` (OpenSpiel's C++ MCTS bot at fixed simulation
+opponents are the rungs of ``research/ladder.py`` (OpenSpiel's C++ MCTS bot at fixed simulation
 counts for breakthrough 6x6 and havannah base 4, this project's MCTS for reversi 6x6), played
 through its machinery (``play_game``: both engines in lockstep, checked at every ply).
 
 For each checkpoint, the rungs are those it beats under Unbounded Minimax in ``--ladder`` (default
-``bench/results_ladder.json``): score > 50% over its recorded games against the rung there (the
+``research/results_ladder.json``): score > 50% over its recorded games against the rung there (the
 ladder player is matched by the checkpoint's path, else by its label); ``--rungs`` overrides. Each
 checkpoint then plays every such rung with every algorithm of ``--algorithms`` (``net=PATH`` added),
-``--games`` games per cell, seats alternating, seeds from ``bench_ladder.seed_of``:
+``--games`` games per cell, seats alternating, seeds from ``research.ladder.seed_of``:
 
 - ``minimax:iterations=40``: Unbounded Minimax, the reference (the ladder's own agent, replayed here
   with this file's seeds);
@@ -23,16 +23,16 @@ checkpoint then plays every such rung with every algorithm of ``--algorithms`` (
 Reported per (game, checkpoint, algorithm, rung): games, wins/draws/losses and the binary gain of
 the checkpoint's side in % (win +1, draw 0, loss -1, mean x 100) with its 95% interval
 (``descent.stats.cluster_interval``, every game its own unit), and the mean plies; a markdown table,
-and the figure ``bench/figures/balance_ladder.png`` (per game, one panel per checkpoint: gain
+and the figure ``research/figures/balance_ladder.png`` (per game, one panel per checkpoint: gain
 against the rung's simulations, log x, one line per algorithm).
 
-Results go to ``--json`` (default ``bench/results_balance_ladder.json``, ``bench_ladder``'s format:
+Results go to ``--json`` (default ``research/results_balance_ladder.json``, ``research.ladder``'s format:
 players and "A|B" matches per game, A the checkpoint's algorithm, scores A's); games already there are
 not played again (a killed run, or a new checkpoint, reruns with the same command), written
 atomically. Usage:
 
-    python bench/bench_balance_ladder.py --game 'breakthrough(rows=6,cols=6)' --game 'reversi(size=6)'
-    python bench/bench_balance_ladder.py --report        # table and figure, no games
+    python -m research.balance_ladder --game 'breakthrough(rows=6,cols=6)' --game 'reversi(size=6)'
+    python -m research.balance_ladder --report        # table and figure, no games
 
 ``--checkpoints`` (one ``--game`` only; default ``results/training-runs/<game>/checkpoints.json``,
 its milestones) and ``--net LABEL=PATH`` name the checkpoints; ``--only`` keeps some labels.
@@ -43,13 +43,13 @@ default ``minimax:iterations=20``, the experiment files' pool opponent): the hig
 checkpoint) plays it with every algorithm at every budget, e.g. the same member's early checkpoint
 at 20/70 of its training. Both players are deterministic, so every game starts with
 ``--opening-plies`` (4) seeded random plies, the same for both seats of a pairing and for every
-algorithm (``bench_ladder.opening_seed``), as the experiment's openings. Use its own ``--json``; the figure then shows the gain against the
+algorithm (``research.ladder.opening_seed``), as the experiment's openings. Use its own ``--json``; the figure then shows the gain against the
 algorithm's budget, one line per algorithm::
 
-    python bench/bench_balance_ladder.py --game 'reversi(size=6)' --only m0-35m \
+    python -m research.balance_ladder --game 'reversi(size=6)' --only m0-35m \
         --low m0-10m=results/training-runs/reversi-6x6/member_00/milestone_10m.weights.h5 \
-        --algorithms "$(python bench/bench_balance_ladder.py --pool-algorithms)" \
-        --json bench/results_pool_of_one.json --figure bench/figures/pool_of_one.png
+        --algorithms "$(python -m research.balance_ladder --pool-algorithms)" \
+        --json research/results_pool_of_one.json --figure research/figures/pool_of_one.png
 """
 from __future__ import annotations
 
@@ -60,11 +60,8 @@ import platform
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bench_ladder import (OPENSPIEL, ROOT, SLUGS, load_results, net_player, pair_key,  # noqa: E402
-                          rung_player, rung_token, run_tasks, save_results, schedule)
+from research.ladder import (OPENSPIEL, ROOT, SLUGS, load_results, net_player, rung_player, rung_token, run_tasks, save_results, schedule)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_JSON = os.path.join(HERE, "results_balance_ladder.json")
@@ -357,9 +354,9 @@ def main(argv=None) -> int:
                     help="';'-separated agent specs (net= added), 'calibrated' for the shipped calibration")
     ap.add_argument("--calibrated-budget", type=int, default=None,
                     help="play 'calibrated' at these iterations, with every checkpoint")
-    ap.add_argument("--rungs", default="", help="these rungs instead of the beaten ones (bench_ladder's "
+    ap.add_argument("--rungs", default="", help="these rungs instead of the beaten ones (research.ladder's "
                     "tokens: N, or ours:N for this project's MCTS above OpenSpiel's)")
-    ap.add_argument("--ladder", default=DEFAULT_LADDER, help="results of bench_ladder.py")
+    ap.add_argument("--ladder", default=DEFAULT_LADDER, help="results of research/ladder.py")
     ap.add_argument("--games", type=int, default=40, help="games per cell (seats alternate)")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--json", default=DEFAULT_JSON)

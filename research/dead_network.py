@@ -1,6 +1,6 @@
-"""Why havannah's value networks died, and what learning rate keeps them alive (issue 22).
+"""Why havannah's value networks died, and what learning rate keeps them alive.
 
-The havannah(base=4) networks of the first issue-22 run (Adam at the default 1e-3) gave one value to
+The havannah(base=4) networks of the first ladder run (Adam at the default 1e-3) gave one value to
 every position. Their targets are small: havannah's terminal evaluation is multiplicative depth,
 ``b * P^(-p/P)``, so most replay targets lie within +-0.2 (standard deviation about 0.06). This
 script retrains fresh networks of the config's architecture on a fixed sample of that run's replay
@@ -9,12 +9,12 @@ window, at several learning rates and initial seeds, and measures on held-out ex
 squared error against the targets' variance (a dead network: spread 0, error = variance). A control
 trains at 1e-3 on the same examples with the targets scaled by 5.
 
-The sample (``bench/data/havannah_base4_examples.npz``: bit-packed input planes and float32 targets
+The sample (``research/data/havannah_base4_examples.npz``: bit-packed input planes and float32 targets
 of 20,000 examples drawn uniformly from the run's last 100 games) is made once from a replay folder
 with ``--make-sample REPLAY_DIR``; it loads without pickles.
 
-    python bench/bench_dead_network.py                       # bench/results_dead_network.json
-    python bench/bench_dead_network.py --report
+    python -m research.dead_network                       # research/results_dead_network.json
+    python -m research.dead_network --report
 """
 from __future__ import annotations
 
@@ -28,7 +28,6 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
 
 SPEC = "havannah(base=4)"
 SAMPLE = os.path.join(HERE, "data", "havannah_base4_examples.npz")

@@ -1,4 +1,4 @@
-"""Minibal_+ calibrated against an outside engine (issue 27 item 3): balance is only as good as the
+"""Minibal_+ calibrated against an outside engine: balance is only as good as the
 opponent it was measured against.
 
 For each Fairy-Stockfish strength (``SKILL:NODES``: its ``Skill Level`` option and a node budget per
@@ -21,7 +21,7 @@ depend on the machine's speed. Games are played many at a time (``descent.batche
 engine process per game in flight. Resumable: the JSON is rewritten after every step and a finished
 step is skipped; calibrations replay their own logs. Usage, niced (the machine is shared):
 
-    nice -n 10 python bench/bench_engine_calibration.py --strengths 20:300,20:1000,20:3000 --tag fit \\
+    nice -n 10 python -m research.engine_calibration --strengths 20:300,20:1000,20:3000 --tag fit \\
         --max-games 2000 --near-games 60 --precision 0.06 --verify-games 400
 """
 from __future__ import annotations
@@ -33,7 +33,6 @@ import platform
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 GAME = "breakthrough(rows=6,cols=6)"
 NET = "checkpoints/shipped/breakthrough_rows-6_cols-6/final.weights.h5"
@@ -128,7 +127,7 @@ def main(argv=None) -> int:
                     help="half-width of the fitted gain's 95%% interval at the answer where calibrate stops")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--root", default="results/engine-calibration")
-    ap.add_argument("--json", default="bench/results_engine_calibration.json")
+    ap.add_argument("--json", default="research/results_engine_calibration.json")
     ap.add_argument("--skip-calibration", action="store_true", help="only the Minimax checks")
     ap.add_argument("--verify-games", type=int, default=0,
                     help="fresh games at each calibrated budget (another seed), 0: none")

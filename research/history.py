@@ -1,4 +1,4 @@
-"""History conflicts found by random playouts (issue 11, item 2).
+"""History conflicts found by random playouts.
 
 A search shares one node between two states with the same key, so two such states must agree on
 everything the search reads: the legal actions, the terminal status and outcome (result and f_t),
@@ -9,7 +9,7 @@ the same key reached by two histories that do not have the same future).
 The key is ``state.search_key`` (the position hash with the repetition-relevant history folded in)
 where the build has one, else ``state.zobrist_hash`` (the key the searches used before).
 
-    PYTHONPATH=. python bench/bench_history.py [--playouts N] [--games chess,tapatan] [--seek 0.5]
+    PYTHONPATH=. python -m research.history [--playouts N] [--games chess,tapatan] [--seek 0.5]
 """
 from __future__ import annotations
 

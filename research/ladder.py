@@ -1,4 +1,4 @@
-"""Strength against a ladder nobody here wrote (issue 22 item 2): checkpoints against fixed MCTS rungs.
+"""Strength against a ladder nobody here wrote: checkpoints against fixed MCTS rungs.
 
 For a game OpenSpiel has at the size we train, the ladder is OpenSpiel's own C++ MCTS bot
 (``pyspiel.MCTSBot`` with a ``pyspiel.RandomRolloutEvaluator``: 1 random rollout per leaf, UCT
@@ -28,13 +28,13 @@ so that the weakest rung (100 simulations) is Elo 0, with 95% intervals from a b
 within each pair. A checkpoint that wins every game keeps a finite rating through the fit's small
 ridge: read it as "at least".
 
-Results go to ``--json`` (default ``bench/results_ladder.json``); games already recorded there are
+Results go to ``--json`` (default ``research/results_ladder.json``); games already recorded there are
 not played again, so a killed run reruns with the same command. Written atomically after every
 batch. Usage:
 
-    python bench/bench_ladder.py --game 'breakthrough(rows=6,cols=6)' \\
+    python -m research.ladder --game 'breakthrough(rows=6,cols=6)' \\
         --checkpoints results/training-runs/breakthrough-6x6/checkpoints.json --rungs 100,1000,10000
-    python bench/bench_ladder.py --report          # table, figures, no games
+    python -m research.ladder --report          # table, figures, no games
 
 ``--checkpoints`` is a JSON list of {"label", "path", "cpu_hours", "games", "examples"} (the files
 ``results/training-runs/<game>/checkpoints.json``); ``--net LABEL=PATH`` adds one without metadata.
@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import multiprocessing as mp
 import os
 import platform
@@ -53,7 +52,6 @@ import sys
 import time
 import zlib
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -649,7 +647,7 @@ def fill_cards(data: dict, echo=print) -> int:
                       if x["a"] == p["label"]}
             net["elo"] = {**card_rating(entry, p["label"]), "anchor": f"{entry['anchor']} = 0",
                           "ladder": entry["ladder"], "agent": entry["agent"], "scores": scores,
-                          "source": "bench/results_ladder.json (bench/bench_ladder.py)"}
+                          "source": "research/results_ladder.json (research/ladder.py)"}
             if p.get("cpu_hours") is not None:
                 net["cpu_hours"] = p["cpu_hours"]       # measured: user+sys of the training process tree
             filled += 1

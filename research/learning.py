@@ -1,14 +1,14 @@
-"""Learning per wall-clock (issue 13): two self-play paths, same budget.
+"""Learning per wall-clock: two self-play paths, same budget.
 
 Trains one network of GAME with path A and one with path B (by default: the pool with games in
 flight, ONNX Runtime and the learner thread, against one game at a time through TensorFlow with
-training between games, the nearest to the one-game path that issue 19 deleted), both for MINUTES of wall-clock time and side by side
+training between games, the nearest to the one-game path that the one walk replaced), both for MINUTES of wall-clock time and side by side
 (the two processes share the machine, so both see the same load), then plays GAMES games between the
 two final networks: ``minimax:iterations=ITERATIONS,net=...`` on both sides, seeded random openings
 of OPENING_PLIES plies shared by the two seats of a pair, seats alternating.
 
-    python bench/bench_learning.py --minutes 30 --games 100 --out runs/learning
-    python bench/bench_learning.py --a async --b new ...     # the async learner against the thread
+    python -m research.learning --minutes 30 --games 100 --out runs/learning
+    python -m research.learning --a async --b new ...     # the async learner against the thread
 
 Paths: ``single`` (one game in flight, ``tf`` inference, inline learner), ``new`` (pool, ONNX Runtime, learner thread), ``async`` (the same with
 ``learner = "async"``). The summary gives the games and examples of A and B, and A's score against B.
@@ -27,7 +27,6 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 PATHS = {
     "single": {"inference": "tf", "learner": "inline", "games_in_flight": 1},

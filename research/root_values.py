@@ -1,4 +1,4 @@
-"""Root values near a draw (issue 22 item 3): how finely do the trained networks value moves?
+"""Root values near a draw: how finely do the trained networks value moves?
 
 The Minibal report (``results/minibal-16core/README.md``) suspected that Minibal_+ stays far above
 zero in reversi and breakthrough because "few moves are valued near a draw" by young networks:
@@ -22,11 +22,11 @@ the spread of the root values (max - min per position: a flat network puts every
 without telling them apart), the same near-draw counts restricted to positions where the mover is
 ahead (chosen value at least 0.25: where a balancing player against a weaker opponent has to give
 something back) and a histogram of all root values. Results go to ``--json`` (default
-``bench/results_root_values.json``, rewritten atomically after each game and age; a cell already
+``research/results_root_values.json``, rewritten atomically after each game and age; a cell already
 there with the same settings is not played again), figures to ``bench/figures/root_values_<game>.png``.
 
-    python bench/bench_root_values.py                 # all games and ages (a few minutes, one core)
-    python bench/bench_root_values.py --report        # table and figures from the JSON, no games
+    python -m research.root_values                 # all games and ages (a few minutes, one core)
+    python -m research.root_values --report        # table and figures from the JSON, no games
 """
 from __future__ import annotations
 
@@ -39,7 +39,6 @@ import sys
 import time
 import zlib
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

@@ -1,15 +1,13 @@
-"""bench/bench_balance_ladder.py: the beaten rungs are picked from the ladder's results, every cell
+"""research/balance_ladder.py: the beaten rungs are picked from the ladder's results, every cell
 gets exactly its games (resumable: a rerun plays nothing), and the gain and its interval are right."""
 import json
 import os
-import sys
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
 
-import bench_balance_ladder as bbl  # noqa: E402
+from research import balance_ladder as bbl  # noqa: E402
 
 SPEC = "reversi(size=6)"
 NET = "checkpoints/shipped/reversi_size-6/final.weights.h5"

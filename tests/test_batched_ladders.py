@@ -1,18 +1,15 @@
 """The bench ladders play through the batched driver (``descent.batched.drive``): with iteration
 budgets and a test network (a CRC of each state's planes: values that do not depend on the batch),
 the games played many in flight are the games played one by one, and the network is called with
-larger batches. ``bench_ladder.play_tasks`` (used by bench_ladder, bench_balance_ladder and
-bench_strength) and ``bench_adaptive_ladder.play_profiles``."""
-import os
+larger batches. ``research.ladder.play_tasks`` (used by research.ladder, research.balance_ladder and
+bench_strength) and ``research.adaptive_ladder.play_profiles``."""
 import statistics
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
 
-import bench_adaptive_ladder as bal  # noqa: E402
-import bench_ladder as bl  # noqa: E402
+from research import adaptive_ladder as bal  # noqa: E402
+from research import ladder as bl  # noqa: E402
 from tests.test_batched import CALLS, make_agent  # noqa: E402
 
 

@@ -260,14 +260,10 @@ def test_evaluate_against_an_outside_engine(pool_run, tmp_path):
 
 
 def test_adaptive_check_with_an_outside_engine_as_the_person(tmp_path, monkeypatch):
-    """bench_adaptive_ladder --person: an engine that crashes leaves every game aborted (the
+    """research/adaptive_ladder.py --person: an engine that crashes leaves every game aborted (the
     profile untouched); Fairy-Stockfish plays scored games."""
     monkeypatch.setenv("DESCENT_DATA_DIR", str(tmp_path / "data"))
-    sys.path.insert(0, str(HERE.parent / "bench"))
-    try:
-        import bench_adaptive_ladder as bal
-    finally:
-        sys.path.pop(0)
+    from research import adaptive_ladder as bal
     recs = bal.one_player(BT6, uci_peer("crash"), 2, 0, echo=lambda *a, **k: None)
     assert [bool(r.get("aborted")) for r in recs] == [True, True]
     assert bal.summary([recs])["aborted"] == 2

@@ -1,14 +1,10 @@
-"""bench/bench_ladder.py: games against OpenSpiel's MCTS bot are legal and complete in both engines,
+"""research/ladder.py: games against OpenSpiel's MCTS bot are legal and complete in both engines,
 the two engines agree on the end and the winner, and a disagreement fails loudly."""
-import os
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
-
 pytest.importorskip("pyspiel")
-import bench_ladder as bl  # noqa: E402
+from research import ladder as bl  # noqa: E402
 
 
 @pytest.mark.parametrize("spec", ["breakthrough(rows=6,cols=6)", "havannah(base=4)"])

@@ -330,7 +330,7 @@ def test_every_number_of_a_covered_table_is_registered(region):
 def test_cards_agree_with_the_ladder():
     """Each shipped card's Elo, CPU-hours, games and examples are the ladder results file's (an
     unbeaten network: the top rung's rating, marked as a lower bound)."""
-    ladder = _load("bench/results_ladder.json")["games"]
+    ladder = _load("research/results_ladder.json")["games"]
     checked = 0
     for card_path in sorted((ROOT / "checkpoints" / "shipped").glob("*/card.json")):
         card = json.loads(card_path.read_text())
@@ -338,7 +338,7 @@ def test_cards_agree_with_the_ladder():
             elo = net.get("elo")
             if not elo:
                 continue
-            assert elo["source"].startswith("bench/results_ladder.json"), card_path
+            assert elo["source"].startswith("research/results_ladder.json"), card_path
             entry = ladder[card["game"]]
             label = f"m{net.get('member', 0)}-{net['milestone']}"
             where = f"{card_path.relative_to(ROOT)} {role} ({label})"
@@ -363,7 +363,7 @@ def test_cards_agree_with_the_ladder():
 
 def test_a_wrong_figure_fails():
     """The check can fail: a figure formatted from another value is not in the document."""
-    fig = next(f for f in FIGURES if f.get("source") == "bench/results_ladder.json")
+    fig = next(f for f in FIGURES if f.get("source") == "research/results_ladder.json")
     good = formatted(fig)
     bad = dict(fig, values=[f"({e}) + 1" for e in fig["values"]])
     assert formatted(bad) != good

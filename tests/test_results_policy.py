@@ -1,5 +1,5 @@
 """results/ holds reports: tables, figures, small JSON and the few networks a figure needs, each
-listed in results/MANIFEST.json with its sha256 (bench/results_manifest.py); never a run's resume
+listed in results/MANIFEST.json with its sha256 (tools/results_manifest.py); never a run's resume
 state, full logs or replay window."""
 import hashlib
 import json
@@ -29,7 +29,7 @@ def test_no_run_state_under_results():
 def test_every_kept_network_is_in_the_manifest_and_small():
     manifest = json.loads((RESULTS / "MANIFEST.json").read_text())["files"]
     kept = {p.relative_to(RESULTS).as_posix(): p for p in _files() if p.suffix == ".h5"}
-    assert set(kept) == set(manifest), "results/MANIFEST.json is stale: python bench/results_manifest.py --write"
+    assert set(kept) == set(manifest), "results/MANIFEST.json is stale: python -m tools.results_manifest --write"
     for name, p in kept.items():
         data = p.read_bytes()
         # 1.5 MiB: a draughts 8x8 network (64 filters, 4 blocks) is 1.24 MB; the other games' are 0.2-0.5 MB

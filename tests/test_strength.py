@@ -230,9 +230,7 @@ def test_the_check_replays_the_rating_runs_rungs():
     """bench_strength's check plays a setting against the rungs of its rating run, as many games
     each (a staircase of its own would rate it against other rungs, whose scale error and the
     setting's departure from Bradley-Terry would count as --elo's error)."""
-    import sys
-    sys.path.insert(0, str(ROOT / "bench"))
-    import bench_strength as bs
+    from bench import bench_strength as bs
     entry = {"matches": {"mu0.5|mcts3": [{"score": 1}] * 7, "mu0.5|mcts10": [{"score": 0}] * 3,
                          "mu0.8|mcts30": [{"score": 1}] * 5, "mcts3|mcts10": [{"score": 1}] * 9,
                          "mu0.5|mcts100": []}}
@@ -246,10 +244,8 @@ def test_a_level_whose_agent_changed_starts_its_games_over(tmp_path):
     the head-to-head), also after the results file is saved, which merges the file's games back in
     (the first version of this dropped them in memory only, and the next save restored them); an
     unchanged agent keeps its games."""
-    import sys
-    sys.path.insert(0, str(ROOT / "bench"))
-    import bench_ladder as bl
-    import bench_strength as bs
+    from bench import bench_strength as bs
+    from research import ladder as bl
     path = str(tmp_path / "results_strength.json")
     (tmp_path / "results").mkdir()
     old = {"label": "level-balanced", "agent": "minibal_plus:iterations=150,net=x"}

@@ -1,7 +1,7 @@
 """Copy a training run's networks (not its replay window) into results/training-runs/<slug>/ and
 write checkpoints.json: per checkpoint its games, examples, training seconds and CPU-hours.
 
-    python bench/export_run.py RUN_DIR SLUG [--cpu CPU.json] [--cpu-before H] [--keep m1-35m,m0-10m]
+    python -m tools.export_run RUN_DIR SLUG [--cpu CPU.json] [--cpu-before H] [--keep m1-35m,m0-10m]
 
 ``untrained.weights.h5`` in the folder (the config's architecture, ``build_model(seed=0)``, never
 trained) is listed first, at 0 CPU-hours. Copied per member: every milestone_<D>.weights.h5 and
@@ -9,7 +9,7 @@ trained) is listed first, at 0 CPU-hours. Copied per member: every milestone_<D>
 latest.h5 (the resume state), log.jsonl, replay/, tensorboard/, .lock. ``--keep`` copies only the
 named checkpoints' weights (results/ allows 1.5 MiB a network: a draughts 8x8 one is 1.24 MB, so
 only those a report needs are kept); the others are listed with ``path: null``, their sha256 and
-size. Afterwards, update the weights manifest: ``python bench/results_manifest.py --write``.
+size. Afterwards, update the weights manifest: ``python -m tools.results_manifest --write``.
 
 CPU-hours are the training process's own CPU seconds up to each checkpoint, as the run recorded
 them (a milestone's ``cpu_seconds``, or its member's log). ``--cpu`` overrides them with a JSON
@@ -28,11 +28,10 @@ import shutil
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))            # run as a script from anywhere (as the other bench/ tools)
-HERE = ROOT / "results" / "training-runs"
+from bench.harness import ROOT
+from training import logfiles
 
-from training import logfiles  # noqa: E402  (after the sys.path insert above)
+HERE = ROOT / "results" / "training-runs"
 
 
 def _recorded_cpu(member: Path, meta: dict) -> dict | None:

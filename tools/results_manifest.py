@@ -4,8 +4,8 @@ elsewhere and checked) without trusting their names. ``tests/test_results_policy
 the manifest matches the files and that no run state (resume files, full logs, replay windows) is
 kept under results/.
 
-    python bench/results_manifest.py            # print what the manifest would hold
-    python bench/results_manifest.py --write    # rewrite results/MANIFEST.json
+    python -m tools.results_manifest            # print what the manifest would hold
+    python -m tools.results_manifest --write    # rewrite results/MANIFEST.json
 """
 from __future__ import annotations
 
