@@ -9,7 +9,8 @@ none spells a file name of a run itself. A run directory (``checkpoints/<game>``
     pools.json                    the high and low pools (descent rank)
     results.db                    one row per match (descent rank, evaluate)
     report/                       table.txt, results.csv, figures (descent report, pipeline)
-    calibrations/                 <name>.json and <name>.games.jsonl (descent calibrate)
+    calibrations/                 <name>.json, <game-key>.games.jsonl (+ .lock, .aborted.jsonl)
+                                  (descent calibrate; names from its settings: calibration_files)
     member_NN/latest.h5           rolling state: weights, optimizer, counters, RNG (resume point)
     member_NN/status.json         counters, progress, done
     member_NN/milestone_<D>.weights.h5 + milestone_<D>.json    named checkpoints (e.g. 20d, 70d)
@@ -17,6 +18,10 @@ none spells a file name of a run itself. A run directory (``checkpoints/<game>``
     member_NN/log.jsonl           one line per game (training.logfiles), and its archives
     member_NN/log.<a>-<b>.every<k>.jsonl.gz
     member_NN/tensorboard/        TensorBoard scalars (events.out.tfevents.*)
+    member_NN/network.h5          the network the member's actors play with, published by its
+                                  learner after each training pass (training.actors)
+    member_NN/inbox/a<A>.<SEQ>.npz   a game finished by actor A (its SEQ-th), waiting to be counted
+    member_NN/actors/actor_<A>.json  actor A's state (pid, network version, games, counts)
 
 An experiment (``descent experiment``) keeps one such run directory per game under its ``runs``
 folder, each named ``run_dir_name(spec)``, and its report in its own folder (``report_files``).
@@ -34,6 +39,7 @@ REPORT_DIR = "report"
 REPORT_TABLE = "table.txt"
 REPORT_CSV = "results.csv"
 CALIBRATIONS_DIR = "calibrations"
+CALIBRATION_LOG = ".games.jsonl"
 
 MEMBER = re.compile(r"^member_(\d+)$")
 STATE_FILE = "latest.h5"
@@ -43,6 +49,10 @@ LOG_ARCHIVE = re.compile(r"^log\.(\d+)-(\d+)\.every(\d+)\.jsonl\.gz$")
 REPLAY_DIR = "replay"
 REPLAY_FILE = re.compile(r"^g(\d{8})\.h5$")
 TENSORBOARD_DIR = "tensorboard"
+NETWORK_FILE = "network.h5"
+INBOX_DIR = "inbox"
+INBOX_FILE = re.compile(r"^a(\d{3})\.(\d{9})\.npz$")
+ACTORS_DIR = "actors"
 EVENTS = "events.out.tfevents.*"
 MILESTONE_PREFIX = "milestone_"
 WEIGHTS_SUFFIX = ".weights.h5"
@@ -100,6 +110,24 @@ def calibrations_dir(run_dir) -> Path:
     return Path(run_dir) / CALIBRATIONS_DIR
 
 
+def calibration_files(run_dir, result: str, games: str) -> tuple[Path, Path]:
+    """(result record, game log) of a calibration named ``result`` (its design) and ``games`` (the
+    games it plays, shared by the designs that play the same games)."""
+    out = calibrations_dir(run_dir)
+    return out / f"{result}.json", out / f"{games}{CALIBRATION_LOG}"
+
+
+def calibration_lock(game_log) -> Path:
+    """The lock held while a calibration plays the games of ``game_log``."""
+    return Path(game_log).with_name(Path(game_log).name + ".lock")
+
+
+def calibration_aborted_log(game_log) -> Path:
+    """The log of the aborted games (an outside engine failed) beside a calibration's game log."""
+    name = Path(game_log).name
+    return Path(game_log).with_name(name.removesuffix(CALIBRATION_LOG) + ".aborted.jsonl")
+
+
 # ---- its members --------------------------------------------------------------------------------
 
 def member_dir(run_dir, member: int) -> Path:
@@ -149,6 +177,30 @@ def replay_game(name: str) -> int | None:
 
 def tensorboard_dir(mdir) -> Path:
     return Path(mdir) / TENSORBOARD_DIR
+
+
+def network_file(mdir) -> Path:
+    """The network a member's actors play with (its learner publishes each version there)."""
+    return Path(mdir) / NETWORK_FILE
+
+
+def inbox_dir(mdir) -> Path:
+    return Path(mdir) / INBOX_DIR
+
+
+def inbox_file(directory, actor: int, seq: int) -> Path:
+    """The file of actor ``actor``'s ``seq``-th game in an inbox directory."""
+    return Path(directory) / f"a{actor:03d}.{seq:09d}.npz"
+
+
+def inbox_game(name: str) -> tuple[int, int] | None:
+    """(actor, seq) of an inbox file's name, or None when it is not one."""
+    m = INBOX_FILE.match(name)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def actor_status(mdir, actor: int) -> Path:
+    return Path(mdir) / ACTORS_DIR / f"actor_{actor:02d}.json"
 
 
 def milestone_weights(mdir, name: str) -> Path:

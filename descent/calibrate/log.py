@@ -18,16 +18,18 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:40]
 
 
-LOG_SUFFIX = ".games.jsonl"
+def stems(s: Settings) -> tuple[str, str]:
+    """(result stem, game-log stem): the result is named by the design, the log by the games."""
+    alg = _slug(s.algorithm.partition(":")[0])
+    vs = "pool" if s.against == "pool" else _slug(s.against.partition(":")[0])
+    base = f"{alg}-vs-{vs}"
+    return f"{base}-{s.metric}{s.target:+g}-{digest(s.design_key())}", f"{base}-{digest(s.game_key())}"
 
 
 def names(s: Settings) -> tuple[str, str]:
     """(result file name, log file name) inside ``<run>/calibrations``."""
-    alg = _slug(s.algorithm.partition(":")[0])
-    vs = "pool" if s.against == "pool" else _slug(s.against.partition(":")[0])
-    base = f"{alg}-vs-{vs}"
-    return (f"{base}-{s.metric}{s.target:+g}-{digest(s.design_key())}.json",
-            f"{base}-{digest(s.game_key())}{LOG_SUFFIX}")
+    res, log = files(".", s)
+    return res.name, log.name
 
 
 def read_log(path: Path) -> dict:
@@ -69,23 +71,17 @@ def lock_log(log_path: Path) -> fileio.FileLock:
     """The exclusive lock on a calibration's game log, ``<log>.lock`` (released when the process
     ends, even by SIGKILL): it covers the log and the results computed from it.
     ``CalibrationError`` if another process holds it."""
-    log_path = Path(log_path)
-    lock = log_path.with_name(log_path.name + ".lock")
+    lock = layout.calibration_lock(log_path)
     return fileio.FileLock(lock, timeout=0, error=CalibrationError,
                            busy=f"{lock.parent}: another process is running this calibration "
                                 f"(lock {lock.name} is held); wait for it or stop it")
 
 
-
-
 def files(run_dir, s: Settings) -> tuple[Path, Path]:
-    """(result, game log) of a calibration in a run (``training.layout.calibrations_dir``)."""
-    res_name, log_name = names(s)
-    out = layout.calibrations_dir(run_dir)
-    return out / res_name, out / log_name
+    """(result, game log) of a calibration in a run (``training.layout.calibration_files``)."""
+    return layout.calibration_files(run_dir, *stems(s))
 
 
 def aborted_log(log_path: Path) -> Path:
     """The log of a calibration's aborted games (an outside engine failed), beside its game log."""
-    log_path = Path(log_path)
-    return log_path.with_name(log_path.name.replace(LOG_SUFFIX, "") + ".aborted.jsonl")
+    return layout.calibration_aborted_log(log_path)
