@@ -49,3 +49,21 @@ def fit(n_players: int, games, ridge: float = 1e-2, iterations: int = 100):
     cov = np.linalg.pinv(info, hermitian=True)
     radii = Z95 * np.sqrt(np.clip(np.diag(cov), 0, None))
     return r, radii
+
+
+def point_elo(n_players: int, pairs, anchor: int) -> list[float]:
+    """Elo of every player from ``pairs`` [(i, j, [i's scores against j])], player ``anchor`` at 0
+    (no interval: a staircase's guide)."""
+    r, _ = fit(n_players, [(i, j, s) for i, j, ss in pairs for s in ss])
+    return [float((x - r[anchor]) * ELO) for x in r]
+
+
+def elo_intervals(n_players: int, pairs, anchor: int, boot: int = 300, seed: int = 0) -> list[tuple]:
+    """(Elo, low, high) of every player, player ``anchor`` at 0, with 95% intervals from ``boot``
+    bootstrap resamples of the games within each pair (``pairs`` as in ``point_elo``)."""
+    point = point_elo(n_players, pairs, anchor)
+    rng = np.random.default_rng(seed)
+    samples = np.array([point_elo(n_players, [(i, j, list(rng.choice(ss, len(ss)))) for i, j, ss in pairs], anchor)
+                        for _ in range(boot)]) if boot else np.array([point])
+    lo, hi = np.percentile(samples, [2.5, 97.5], axis=0)
+    return [(round(point[k], 1), round(float(lo[k]), 1), round(float(hi[k]), 1)) for k in range(n_players)]

@@ -24,7 +24,7 @@ the named levels, is the table's ``settings``; ``level_for_elo`` takes the measu
 to the asked rating.
 
 The tables are ``strength.json`` beside each shipped network's card (``checkpoints/shipped/<slug>/``,
-package data in an installed wheel), written by ``bench/bench_strength.py`` and checked on every load
+package data in an installed wheel), written by ``descent rate-levels`` (``descent.levels``) and checked on every load
 against ``TABLE`` (``games.validate``: plain JSON, nothing executed); a malformed table is one
 ``StrengthError``.
 """
@@ -40,7 +40,7 @@ import os
 from search_ext.agents import parse_agent
 
 __all__ = ["StrengthError", "LEVEL_ITERATIONS", "SIGMA", "CURVE_MUS", "TABLE_FILE", "level_ratings",
-           "level_for_elo", "elo_span", "load_table", "rating_text", "pick_text", "describe_levels", "level_notes", "setting_spec", "level_spec", "matches"]
+           "level_for_elo", "elo_span", "load_table", "rating_text", "reference_markdown", "pick_text", "describe_levels", "level_notes", "setting_spec", "level_spec", "matches"]
 
 LEVEL_ITERATIONS = 40          # the named levels' budget when rated (iterations a move)
 SIGMA = 0.3                    # seed 003's spread of every Gaussian level
@@ -79,6 +79,11 @@ def _elo_entry(extra=None):
                    f"has elo {e['elo']} outside its interval [{e['low']}, {e['high']}]")
 
 
+# a level's games against an outside reference (``descent rate-levels --reference``)
+REFERENCE = v.Record({"level": v.Str(64, choices=RATED_LEVELS), "engine": v.Str(4096, empty=False),
+                      "about": v.Str(4096, empty=False), "games": v.Int(1, v.MAX_COUNT),
+                      "score": v.Real(0.0, 1.0), "low": v.Real(0.0, 1.0), "high": v.Real(0.0, 1.0)})
+
 TABLE = v.Record({"format": v.Str(64, choices=(FORMAT,)), "game": v.Str(256, empty=False),
                   "anchor": v.Str(256, empty=False), "anchor_label": v.Str(64, empty=False),
                   "ladder": v.Str(4096, empty=False), "iterations": v.Int(1, v.MAX_COUNT),
@@ -88,7 +93,8 @@ TABLE = v.Record({"format": v.Str(64, choices=(FORMAT,)), "game": v.Str(256, emp
                   "settings": v.Where(v.List(_elo_entry({"mu": v.Opt(v.Real(0.0, 1.0))}), 2, 1000),
                                       lambda s: None if all(a["elo"] <= b["elo"] for a, b in zip(s, s[1:]))
                                       else "must be sorted by elo")},
-                 {"source": v.Str(4096), "date": v.Str(64), "check": v.Any_(), "head_to_head": v.Any_()})
+                 {"source": v.Str(4096), "date": v.Str(64), "check": v.Any_(), "head_to_head": v.Any_(),
+                  "reference": v.List(REFERENCE, 0, 1000)})
 
 
 def _table_path(game_spec: str, base=None) -> Path | None:
@@ -236,8 +242,9 @@ def level_notes(t: dict) -> dict:
 
 def describe_levels(game_spec: str, base=None) -> list[dict]:
     """The game's levels for a person (``descent levels``): per level its name, what it does, its
-    rating on the table's scale (or None), a note (``level_notes``) and its setting; a game without
-    a table gets its levels with ``rating`` None."""
+    rating on the table's scale (or None), a note (``level_notes``), its setting and its scores
+    against outside references (``reference``: the table's rows of that level); a game without a
+    table gets its levels with ``rating`` None."""
     spec = games.load(game_spec).spec
     t = table(spec, base)
     rows = []
@@ -246,7 +253,8 @@ def describe_levels(game_spec: str, base=None) -> list[dict]:
         e = t["levels"].get(lvl) if t else None
         rows.append({"level": lvl, "about": ABOUT[lvl], "rating": rating_text(e, t["anchor"]) if e and t else None,
                      "elo": e["elo"] if e else None, "note": notes.get(lvl),
-                     "setting": e["spec"] if e else None, "games": e["games"] if e else None})
+                     "setting": e["spec"] if e else None, "games": e["games"] if e else None,
+                     "reference": [x for x in (t.get("reference") or ()) if x["level"] == lvl] if t else []})
     return rows
 
 
@@ -308,6 +316,26 @@ def markdown_table(base=None) -> str:
         curve = ", ".join(f"{s['label'].replace('level-', '')} {_num(s['elo'])}" for s in t["settings"])
         rows.append(f"| | `--elo` {_num(t['settings'][0]['elo'])} to {_num(t['settings'][-1]['elo'])} | "
                     f"the settings: {curve} | {t['anchor']} | |")
+    return "\n".join(rows)
+
+
+def reference_markdown(base=None) -> str:
+    """The docs' table of every shipped table's outside references (``docs/strength.md`` holds
+    exactly this): per game and reference, each level's score with its 95% interval and games."""
+    rows = ["| game | reference | " + " | ".join(lvl for lvl in RATED_LEVELS if lvl != "adaptive") + " |",
+            "|---|---|" + "---|" * (len(RATED_LEVELS) - 1)]
+    for d, card in shipped.entries(base):
+        path = d / TABLE_FILE
+        if not path.is_file():
+            continue
+        t = load_table(path, card["game"])
+        refs: dict = {}
+        for x in t.get("reference") or ():
+            refs.setdefault(x["about"], {})[x["level"]] = x
+        for about, by_level in refs.items():
+            cells = [f"{e['score']:.2f} [{e['low']:.2f}, {e['high']:.2f}] ({e['games']})" if e else ""
+                     for e in (by_level.get(lvl) for lvl in RATED_LEVELS if lvl != "adaptive")]
+            rows.append(f"| `{t['game']}` | {about} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 

@@ -192,7 +192,10 @@ class _Openings:
         return self.cache[k]
 
 
-def _progress(tasks, workers, desc, db, row_fn, progress=True, ray_address=None):
+def store_matches(tasks, workers, desc, db, row_fn, progress=True, ray_address=None) -> int:
+    """Play ``tasks`` (``descent.match.run_tasks``) and insert each finished match into ``db`` as
+    ``row_fn(task, record)`` the moment it ends (an aborted one into its ``aborted`` table, never
+    scored); a progress bar unless ``progress`` is False. Returns the matches stored."""
     done = 0
     with tqdm(total=len(tasks), desc=desc, unit="match", disable=not progress) as bar:
         for task, rec in run_tasks(tasks, workers, ray_address):
@@ -208,7 +211,8 @@ def _progress(tasks, workers, desc, db, row_fn, progress=True, ray_address=None)
     return done
 
 
-def _row(task: dict, rec) -> dict:
+def match_row(task: dict, rec) -> dict:
+    """The results row of a finished match task."""
     opening = task.get("opening") or []
     return {"match_key": task["key"], "stage": task["stage"], "game": task["game"],
             "algorithm": task.get("algorithm"), "budget": task.get("budget"),
@@ -315,7 +319,7 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
             tasks += _pair_tasks("rank", game, agent, final_nets[members[x]], final_nets[members[y]], games_per_pair,
                                  seed, opening_plies, openings, seed * 7919 + x * 101 + y, have)
     if tasks:
-        _progress(tasks, workers, f"rank {game}", db, _row, progress, ray_address)
+        store_matches(tasks, workers, f"rank {game}", db, match_row, progress, ray_address)
     rows = [r for r in db.rows("rank", game) if r["match_key"].split("|")[2] == agent]
     idx = {final_nets[m].label: i for i, m in enumerate(members)}
     pair_games, units, points, played = [], [], [0.0] * len(members), [0] * len(members)
@@ -372,7 +376,7 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
         tasks += _pair_tasks("early_vs_final", game, agent, e, f, games_per_pair, seed, opening_plies,
                              openings, seed * 7919 + 50_000 + m, have)
     if tasks:
-        _progress(tasks, workers, f"early vs final {game}", db, _row, progress, ray_address)
+        store_matches(tasks, workers, f"early vs final {game}", db, match_row, progress, ray_address)
     checks = []
     for m in low:
         rs = [r for r in db.rows("early_vs_final", game) if r["net_a"] == early_nets[m].label
@@ -476,6 +480,6 @@ def evaluate(run_dir, game: str, algorithms: list[str], budgets: list[str], oppo
                                       "opponent": engine_label if engine else opponent,
                                       "opponent_budget": opp_label or opp_budget,
                                       "opening": openings(h["net"], o_label, k // 2)})
-    n = _progress(tasks, workers, f"evaluate {game}", db, _row, progress, ray_address) if tasks else 0
+    n = store_matches(tasks, workers, f"evaluate {game}", db, match_row, progress, ray_address) if tasks else 0
     db.close()
     return n

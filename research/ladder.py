@@ -456,8 +456,7 @@ def run_tasks(path: str, data: dict, spec: str, tasks, workers: int,
 def elo_table(entry: dict, boot: int = 500, seed: int = 0) -> dict:
     """Bradley-Terry Elo of every player of one game, the weakest rung at 0, with bootstrap 95%
     intervals (games resampled within each pair)."""
-    import numpy as np
-    from descent.ratings import ELO, fit
+    from descent.ratings import elo_intervals
     labels = list(entry["players"])
     idx = {l: i for i, l in enumerate(labels)}
     rungs = sorted((p for p in entry["players"].values() if p["kind"] == "rung"), key=_rung_order)
@@ -466,19 +465,9 @@ def elo_table(entry: dict, boot: int = 500, seed: int = 0) -> dict:
              for k, v in entry["matches"].items() if v]
     if not pairs:
         return {}
-
-    def solve(pp):
-        r, _ = fit(len(labels), [(i, j, s) for i, j, ss in pp for s in ss])
-        return (r - r[anchor]) * ELO
-
-    point = solve(pairs)
-    rng = np.random.default_rng(seed)
-    samples = np.array([solve([(i, j, list(rng.choice(ss, len(ss)))) for i, j, ss in pairs])
-                        for _ in range(boot)])
-    lo, hi = np.percentile(samples, [2.5, 97.5], axis=0)
+    elo = elo_intervals(len(labels), pairs, anchor, boot, seed)
     played = {l for k in entry["matches"] for l in k.split("|")}
-    return {l: {"elo": round(float(point[i]), 1), "lo": round(float(lo[i]), 1), "hi": round(float(hi[i]), 1)}
-            for l, i in idx.items() if l in played}
+    return {l: {"elo": elo[i][0], "lo": elo[i][1], "hi": elo[i][2]} for l, i in idx.items() if l in played}
 
 
 def pair_rows(entry: dict) -> list[dict]:

@@ -1,8 +1,8 @@
 """The bench ladders play through the batched driver (``descent.batched.drive``): with iteration
 budgets and a test network (a CRC of each state's planes: values that do not depend on the batch),
 the games played many in flight are the games played one by one, and the network is called with
-larger batches. ``research.ladder.play_tasks`` (used by research.ladder, research.balance_ladder and
-bench_strength) and ``research.adaptive_ladder.play_profiles``."""
+larger batches. ``research.ladder.play_tasks`` (used by research.ladder and
+research.balance_ladder) and ``research.adaptive_ladder.play_profiles``."""
 import statistics
 
 import pytest

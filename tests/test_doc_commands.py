@@ -25,7 +25,7 @@ SOURCES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 # commands that take minutes or wait for a person or a client: parsed, not run
 LONG = {"train", "pipeline", "experiment", "rank", "evaluate", "calibrate", "ship", "play", "serve",
-        "engine", "report"}
+        "engine", "report", "rate-levels"}
 PLACEHOLDER = re.compile(r"\b(GAME|PATH|RUN|DIR|AGENT|SPEC|FILE|NAME|ADDRESS|MILESTONE|N|W|S|M)\b|\[|\.\.\.|XXXXX")
 
 

@@ -218,56 +218,11 @@ def test_descent_play_elo_refusals(args, says):
 def test_docs_quote_the_shipped_tables():
     doc = (ROOT / "docs" / "strength.md").read_text()
     assert strength.markdown_table() in doc, "docs/strength.md: regenerate the table (descent.strength.markdown_table)"
+    assert strength.reference_markdown() in doc, \
+        "docs/strength.md: regenerate the references (descent.strength.reference_markdown)"
     bench = (ROOT / "docs" / "research.md").read_text()
     for spec, (d, card, t) in _tables().items():
         assert card.get("strength") == strength.card_levels(t), f"{d}/card.json: levels differ from its table"
         if spec in RATED and t.get("check"):
             c = t["check"]
             assert (f"Mean |error| {c['mean_abs_error']:.0f} Elo over a span of {c['span']:.0f}" in bench), spec
-
-
-def test_the_check_replays_the_rating_runs_rungs():
-    """bench_strength's check plays a setting against the rungs of its rating run, as many games
-    each (a staircase of its own would rate it against other rungs, whose scale error and the
-    setting's departure from Bradley-Terry would count as --elo's error)."""
-    from bench import bench_strength as bs
-    entry = {"matches": {"mu0.5|mcts3": [{"score": 1}] * 7, "mu0.5|mcts10": [{"score": 0}] * 3,
-                         "mu0.8|mcts30": [{"score": 1}] * 5, "mcts3|mcts10": [{"score": 1}] * 9,
-                         "mu0.5|mcts100": []}}
-    assert bs.mirror_schedule(entry, "mu0.5") == {"mcts10": 3, "mcts3": 7}
-    assert bs.mirror_schedule(entry, "mu0.9") == {}
-
-
-def test_a_level_whose_agent_changed_starts_its_games_over(tmp_path):
-    """After a new shipped calibration the balanced level is another agent: bench_strength never
-    counts the old agent's games for it (kept under a dated label in the rating run, dropped from
-    the head-to-head), also after the results file is saved, which merges the file's games back in
-    (the first version of this dropped them in memory only, and the next save restored them); an
-    unchanged agent keeps its games."""
-    from bench import bench_strength as bs
-    from research import ladder as bl
-    path = str(tmp_path / "results_strength.json")
-    (tmp_path / "results").mkdir()
-    old = {"label": "level-balanced", "agent": "minibal_plus:iterations=150,net=x"}
-    new = dict(old, agent="minibal_plus:iterations=45,net=x")
-    games = [{"index": i, "score": 1} for i in range(4)]
-    bl.save_results(path, {"games": {
-        "g": {"players": {"level-balanced": old, "mcts100": {"label": "mcts100"}},
-              "matches": {"level-balanced|mcts100": games, "mcts30|mcts100": [{"index": 0, "score": 0}]}},
-        "g head-to-head": {"players": {"level-balanced": old},
-                           "matches": {"level-hard|level-balanced": games[:2]}}}})
-    data = bl.load_results(path)
-    bs._set_player(path, data, "g", dict(old))
-    assert data["games"]["g"]["matches"]["level-balanced|mcts100"] == games
-    bs._set_player(path, data, "g", new, keep_as="20261127")
-    bs._set_player(path, data, "g head-to-head", new)
-    data["games"]["g"]["matches"]["level-balanced|mcts100"] = [{"index": 0, "score": 0}]   # a new game
-    bl.save_results(path, data)
-    for d in (data, bl.load_results(path)):
-        entry, h2h = d["games"]["g"], d["games"]["g head-to-head"]
-        assert entry["players"]["level-balanced"] == new
-        assert entry["players"]["level-balanced@20261127"]["agent"] == old["agent"]
-        assert entry["matches"]["level-balanced|mcts100"] == [{"index": 0, "score": 0}]
-        assert entry["matches"]["level-balanced@20261127|mcts100"] == games
-        assert entry["matches"]["mcts30|mcts100"] == [{"index": 0, "score": 0}]
-        assert h2h["matches"] == {} and h2h["players"]["level-balanced"] == new

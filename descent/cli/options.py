@@ -203,6 +203,12 @@ def runtime_options():
 
 # ---- helpers of the commands ---------------------------------------------------------------------
 
+def shipped_option(f):
+    return click.option("--shipped", "base", type=click.Path(file_okay=False, exists=True), default=None,
+                        help="The folder of shipped networks and their rating tables (default: the package's)."
+                        )(f)
+
+
 def split_option(text: str, option: str) -> list[str]:
     """A comma-separated option value: no empty list, no empty item."""
     return validate.split_list(text, option, GameError)

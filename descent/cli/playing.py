@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from descent.cli.options import (IntRange, Real, Seconds, UserError, check_writable, cli, iterations_option,
-                                 load_game, net_option, seed_option)
+                                 load_game, net_option, seed_option, shipped_option)
 
 
 @cli.command()
@@ -53,14 +53,16 @@ def play(ctx, game, level, player, opponent, net, seat, think, iterations, elo, 
 
 @cli.command()
 @click.argument("game")
-def levels(game):
+@shipped_option
+def levels(game, base):
     """List GAME's levels with what each does and its rating (docs/strength.md), and the range of --elo."""
     from descent import shipped, strength  # lazy: CLI start-up (each command loads only its own modules)
+    from descent.levels import reference_text  # lazy: CLI start-up (each command loads only its own modules)
     info = load_game(game)
-    t = strength.table(info.spec)
-    rows = strength.describe_levels(info.spec)
+    t = strength.table(info.spec, base)
+    rows = strength.describe_levels(info.spec, base)
     if t is None:
-        have = sorted(c["game"] for d, c in shipped.entries() if (d / strength.TABLE_FILE).is_file())
+        have = sorted(c["game"] for d, c in shipped.entries(base) if (d / strength.TABLE_FILE).is_file())
         click.echo(f"{info.spec}: no rating table (games with one: {', '.join(have) or 'none'}); the levels:")
     else:
         click.echo(f"{info.spec}: Elo against {t['anchor']}, each level at {t['iterations']} iterations a "
@@ -71,10 +73,15 @@ def levels(game):
         click.echo(f"  {r['level']:<{width}}  {rating}: {r['about']}")
         if r["note"]:
             click.echo(f"  {'':<{width}}  ({r['note']})")
+        for ref in r["reference"]:
+            click.echo(f"  {'':<{width}}  {reference_text(ref)}")
     if t is not None:
         lo, hi = t["settings"][0]["elo"], t["settings"][-1]["elo"]
         click.echo(f"  --elo N plays the measured setting nearest to N, from {lo:+.0f} to {hi:+.0f} "
                    f"({len(t['settings'])} settings), and says how far it is from N")
+        if not t.get("reference"):
+            click.echo("  no level has been measured against an outside reference "
+                       "(`descent rate-levels --phase reference`)")
 
 
 @cli.command()

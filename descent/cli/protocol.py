@@ -1,4 +1,5 @@
-"""The protocol's commands: ``match``, ``rank``, ``evaluate``, ``calibrate``, ``report``.
+"""The protocol's commands: ``match``, ``rank``, ``evaluate``, ``calibrate``, ``report``, and
+``rate-levels`` (the levels' rating table, ``descent.levels``).
 """
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import click
 
 from games import validate
 from training import layout
-from descent.cli.options import (COUNT, UserError, calibration_budget_options, cli, games_per_pair_option,
-                                 load_game, opening_plies_option, ray_option, run_dir_of, seed_option,
-                                 split_option, workers_option)
+from descent.cli.options import (COUNT, IntRange, UserError, calibration_budget_options, cli,
+                                 games_per_pair_option, load_game, opening_plies_option, ray_option, run_dir_of,
+                                 seed_option, shipped_option, split_option, workers_option)
 
 
 @cli.command()
@@ -261,3 +262,51 @@ def report(runs, games_, out, merge):
         raise UserError("no evaluation results to report (run `descent evaluate` first)")
     click.echo(rep["table"])
     click.echo(f"report: {rep['out']}/table.txt, results.csv and {len(rep['figures'])} figure(s)")
+
+
+@cli.command("rate-levels")
+@click.argument("game")
+@click.option("--phase", "phases", default="rate,h2h", show_default=True,
+              help="What to play: rate (the settings against the rungs), h2h (the levels head to head), "
+                   "reference (the levels against --reference), comma separated.")
+@click.option("--games", "n_games", type=COUNT, default=80, show_default=True,
+              help="Games per setting against the rungs (batches of 10).")
+@click.option("--rung-games", type=COUNT, default=40, show_default=True,
+              help="Games between neighbouring rungs.")
+@click.option("--rungs", default=",".join(map(str, (1, 3, 10, 30, 100, 300, 1000))), show_default=True,
+              help="The ladder: this project's MCTS at these iteration counts.")
+@click.option("--anchor", type=COUNT, default=100, show_default=True, help="The rung at Elo 0.")
+@click.option("--max-rung", type=COUNT, default=100_000, show_default=True,
+              help="The most iterations of a rung a setting plays.")
+@click.option("--h2h-games", type=COUNT, default=40, show_default=True, help="Games per head-to-head pair.")
+@click.option("--reference", "references", multiple=True, metavar="AGENT",
+              help="An outside reference for the reference phase (repeatable), e.g. "
+                   "'uci:/usr/games/fairy-stockfish,Skill Level=3,nodes=1000' (docs/engines.md).")
+@click.option("--reference-games", type=COUNT, default=20, show_default=True,
+              help="Games of each level against each reference.")
+@click.option("--bootstrap", "boot", type=IntRange(0, 100_000), default=300, show_default=True,
+              help="Bootstrap resamples behind the 95% intervals.")
+@click.option("--db", "db_path", type=click.Path(dir_okay=False), default=None,
+              help="The results database of the rating games (default: results/levels/<game>.db).")
+@shipped_option
+@workers_option(1, "Worker processes.")
+@seed_option
+def rate_levels(game, phases, n_games, rung_games, rungs, anchor, max_rung, h2h_games, references,
+                reference_games, boot, db_path, base, workers, seed):
+    """Rate GAME's levels and write its rating table (strength.json beside the shipped network),
+    which `descent play --elo`, `descent levels`, UCI_Elo and the page read (docs/strength.md).
+
+    Resumable: the games are stored as they end, and a rerun plays only those missing.
+    """
+    from descent.levels import rate_levels as run  # lazy: CLI start-up (each command loads only its own modules)
+    from descent.strength import rating_text  # lazy: CLI start-up (each command loads only its own modules)
+    info = load_game(game)
+    sims = [validate.parse_int(x, "--rungs", 1, 10 ** 7, UserError) for x in split_option(rungs, "--rungs")]
+    out = run(info.spec, db_path, base, split_option(phases, "--phase"), n_games, rung_games, sims, anchor,
+              max_rung, h2h_games, list(references), reference_games, boot, seed, workers, echo=click.echo)
+    t = out["table"]
+    click.echo(f"{info.spec}: {out['played']} game(s) played; table written to {out['path']} "
+               f"(games in {out['db']}); `descent levels {info.spec}` shows it")
+    for lvl in ("easy", "medium", "hard", "strongest", "balanced"):
+        if lvl in t["levels"]:
+            click.echo(f"  {lvl:<9}  {rating_text(t['levels'][lvl], t['anchor'])}")
