@@ -3,10 +3,12 @@
 A best-first agent with a value network (Unbounded Minimax, Minibal_n, Minibal_+, Descent) spends
 most of a game inside the network's ``run``, a few states at a time: each expansion is one call. The
 driver here keeps ``games_in_flight`` games going in one process; every search runs the Descent
-core's one walk (``search_ext.descent_core.Walk``) in steps (``BestFirstSearch.search_begin``,
-``search_step``, ``search_supply``): a step runs until the walk needs the values of an expansion's
-children, and a round gathers the waiting children of every game into one call per network, then
-hands each search its values. The walk, the rules, the table's upkeep and the move decisions are the
+core's one walk (``search_ext.descent_core.Walk``) in steps (``BestFirstAgent.begin_search``, the
+search's ``step`` and ``supply``, ``end_search``): a step runs until the walk needs the values of an
+expansion's children, and a round gathers the waiting children of every game into one call per
+network, then hands each search its values. The rounds are the one batcher's
+(``search_ext.batcher.Batcher``, also self-play's): its evaluator contract is the agent's
+``values(planes) -> values``, with the value cache in front and the calls' accounting. The walk, the rules, the table's upkeep and the move decisions are the
 ones a game played alone uses, so with iteration budgets, seeds and an evaluator whose values do not
 depend on the batch, every game's moves are exactly those of the game played alone
 (tests/test_batched.py).
@@ -15,7 +17,7 @@ The pieces: ``play`` is the one game coroutine (``descent.match.play_game`` runs
 move chosen at once); ``move(agent, state)`` is a move as a generator for ``yield from`` (it yields
 the agent while its search waits for values); ``drive`` runs any such coroutines many at a time (the
 bench ladders and the adaptive check write their own games with ``move``); ``run_batched`` plays
-match tasks with it. Each network's values are kept in a compiled cache
+match tasks with it. Each network's values are kept in the batcher's compiled cache
 (``search_ext.valuecache.ValueCache``: the batch's states hashed, looked up and the misses gathered
 in one call), so a state valued in one game in flight, by either side, is not asked for again.
 
@@ -52,14 +54,13 @@ import copy
 import random
 import time
 from pathlib import Path
+from typing import Any
 
-import numpy as np
 
 import games
-from search_ext.valuecache import ValueCache
 from search_ext.agents import BestFirstAgent
-from search_ext.evaluators import CallableEvaluator
 from search_ext.agents import parse_agent
+from search_ext.batcher import DEFAULT_CACHE_STATES, Batcher
 from search_ext.engine_spec import ENGINE_KINDS
 from descent.gamerecord import GameRecord, game_seed
 from descent.protocols.outside import EngineError
@@ -69,20 +70,11 @@ from training.pool import spawn_pool
 
 DEFAULT_GAMES_IN_FLIGHT = 16
 DEFAULT_MEMORY_MB = 1024.0       # search_ext.bestfirst.DEFAULT_MAX_MB: one search's default cap
-DEFAULT_CACHE_STATES = 500_000   # values kept per network and generation (two: 32 MB)
-
-
-def _network_fn(agent):
-    """The batch function ``fn(planes) -> values`` behind a best-first agent's network, or None."""
-    if type(agent) is not BestFirstAgent:
-        return None
-    ev = agent.search.evaluator
-    return ev.fn if isinstance(ev, CallableEvaluator) else None
 
 
 def steppable(agent) -> bool:
     """Can the driver step this agent's searches: a best-first agent with a network."""
-    return _network_fn(agent) is not None
+    return type(agent) is BestFirstAgent and agent.values is not None
 
 
 def batchable(specs) -> bool:
@@ -122,13 +114,13 @@ class _Seat:
     def __init__(self, proto, spec: str, game: str, table_mb: float, make_agent, free=None):
         self.proto, self.spec, self.game, self.table_mb = proto, spec, game, table_mb
         self.make_agent = make_agent
-        self.fn = _network_fn(proto)
+        self.batched = proto is not None and steppable(proto)
         self.free = free                 # outside engines: the pool's free agents of this spec
 
     def new(self):
         if self.free is not None:
             return self.free.pop() if self.free else self.make_agent(self.spec, self.game)
-        if self.fn is None:
+        if not self.batched:
             return self.make_agent(self.spec, self.game)
         return fork(self.proto, self.table_mb)
 
@@ -162,16 +154,12 @@ def move(agent, state, batch: bool = True):
     ``batch=False``) chooses at once, never yielding. Returns ``(action, seconds)``: a stepped
     move's seconds are its search's clock (its own steps plus its share of the network calls)."""
     if batch and steppable(agent):
-        search = agent.search
-        budget = agent._budget()
-        before = search.seconds_used
-        if search.search_begin(state, **budget):
+        before = agent.search.seconds_used
+        if agent.begin_search(state):
             yield agent
         t0 = time.perf_counter()
-        action = search.best_action(state)
-        dt = search.seconds_used - before + time.perf_counter() - t0
-        agent._note_search(search, budget["iterations"] or None)
-        return action, dt
+        action = agent.end_search(state)
+        return action, agent.search.seconds_used - before + time.perf_counter() - t0
     t0 = time.perf_counter()
     action = agent.choose(state)
     return action, time.perf_counter() - t0
@@ -239,93 +227,72 @@ def run_one(co):
 
 def _network_key(agent):
     """Which network an agent's values come from: its checkpoint (``net=PATH`` loaded by
-    ``descent.networks``: agents of one file share values), else its evaluator's function."""
+    ``descent.networks``: agents of one file share values), else its evaluator function."""
     net, inf = agent.opts.get("net"), agent.opts.get("_inference")
     if net and inf is not None:
         return ("net", str(Path(net).resolve()), type(inf).__name__)
-    return ("fn", id(agent.search.evaluator.fn))
+    return ("fn", id(agent.values))
 
 
-class _Slot:
-    __slots__ = ("key", "co", "search", "off", "n", "group")
+class _Game:
+    """One game coroutine in flight, a walker of the batcher (``search_ext.batcher``): a step
+    runs the game until its current search waits for values or the game is over."""
+    __slots__ = ("key", "co", "agent", "ev", "result")
+    agent: Any             # the best-first agent whose search is stepped, None between searches
+    ev: Any                # its network's evaluation (search_ext.batcher.Evaluation)
 
     def __init__(self, key, co):
-        self.key, self.co, self.search, self.off, self.n = key, co, None, 0, 0
-        self.group: _Group = None  # type: ignore[assignment]   # set with the search
+        self.key, self.co, self.agent, self.ev, self.result = key, co, None, None, None
+
+    def step(self, batcher) -> bool:
+        while True:
+            if self.agent is None:
+                try:
+                    agent = self.co.send(None)
+                except StopIteration as stop:
+                    self.co, self.result = None, stop.value
+                    return False
+                self.agent = agent
+                self.ev = batcher.evaluation((_network_key(agent), agent.game.spec), agent.values,
+                                             agent.game.planes_shape, agent.game.branching)
+            ev = self.ev
+            n = self.agent.search.step(ev.buf, ev.n)
+            if n > 0:
+                ev.claim(self, n)
+                return True
+            self.agent = None                 # the search is over: the game plays its move
+
+    def supply(self, values, offset: int, seconds: float) -> None:
+        search = self.agent.search
+        search.supply(values, offset)
+        search.search_charge(seconds)
 
 
 def drive(jobs, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT, stats: dict | None = None,
           cache_states: int = DEFAULT_CACHE_STATES):
     """Run coroutines ``games_in_flight`` at a time, one network call per network and round across
-    them; yield ``(key, result)`` as each ends, in completion order. ``jobs``: an iterable of
-    ``(key, start)``, ``start()`` making the coroutine when its turn comes (a game written with
-    ``yield from move(agent, state)``: it yields a batched agent whose search is to be stepped).
-    ``stats`` (a dict), if given, receives ``rounds``, ``calls``, ``states`` (network calls and the
-    states they valued) and ``cached`` (states whose value came from the cache). ``cache_states``:
-    the most values kept per network (0: no cache)."""
-    if games_in_flight < 1:
-        raise ValueError(f"games_in_flight must be >= 1, got {games_in_flight}")
+    them (``search_ext.batcher.Batcher``); yield ``(key, result)`` as each ends, in completion
+    order. ``jobs``: an iterable of ``(key, start)``, ``start()`` making the coroutine when its
+    turn comes (a game written with ``yield from move(agent, state)``: it yields a batched agent
+    whose search is to be stepped). ``stats`` (a dict), if given, receives ``rounds``, ``calls``,
+    ``states`` (network calls and the states they valued) and ``cached`` (states whose value came
+    from the cache). ``cache_states``: the most values kept per network (0: no cache)."""
+    batcher = Batcher(games_in_flight, cache_states)
     jobs = iter(jobs)
-    groups: dict = {}           # (network, game) -> _Group
-    caches: dict = {}           # network -> its value cache
 
-    def group(agent):
-        net = _network_key(agent)
-        key = (net, agent.game.spec)
-        g = groups.get(key)
-        if g is None:
-            if net not in caches:
-                caches[net] = ValueCache(cache_states) if cache_states > 0 else None
-            g = groups[key] = _Group(agent.search.evaluator.fn, agent.game, games_in_flight, caches[net])
-        return g
+    def start():
+        job = next(jobs, None)
+        return None if job is None else _Game(job[0], job[1]())
 
-    live: list[_Slot] = []
-    pending = True
-    rounds = calls = states = cached = 0
-    while pending or live:
-        while pending and len(live) < games_in_flight:
-            job = next(jobs, None)
-            if job is None:
-                pending = False
-                break
-            live.append(_Slot(job[0], job[1]()))
-        for g in groups.values():
-            g.n = 0
-            g.slots.clear()
-        for slot in live:
-            while True:
-                if slot.search is None:
-                    try:
-                        agent = slot.co.send(None)
-                    except StopIteration as stop:
-                        slot.co = None
-                        yield slot.key, stop.value
-                        break
-                    slot.search = agent.search
-                    slot.group = group(agent)
-                g = slot.group
-                n = slot.search._step(g.buf, g.n)
-                if n > 0:
-                    slot.off, slot.n = g.n, n
-                    g.n += n
-                    g.slots.append(slot)
-                    break
-                slot.search = None            # the search is over: the game plays its move
-        live = [s for s in live if s.co is not None]
-        for g in groups.values():
-            if g.n == 0:
-                continue
-            values, asked, dt = g.evaluate()
-            if asked:
-                calls += 1
-                states += asked
-            cached += g.n - asked
-            for slot in g.slots:
-                slot.search._supply(values, slot.off)
-                slot.search.search_charge(dt * slot.n / g.n)
-        rounds += 1
+    def note():
         if stats is not None:
-            stats.update(rounds=rounds, calls=calls, states=states, cached=cached)
+            stats.update(rounds=batcher.rounds, calls=batcher.calls, states=batcher.states,
+                         cached=batcher.cached)
+
+    for game in batcher.play(start, before_round=note):
+        note()
+        yield game.key, game.result
+    note()
 
 
 def run_batched(tasks, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT,
@@ -383,46 +350,6 @@ def _run_batched(tasks, games_in_flight, memory_mb, stats, make_agent, cache_sta
 def table_share(memory_mb: float, tables: int) -> float:
     """Each table's cap when ``tables`` tables share ``memory_mb`` megabytes."""
     return max(1e-3, memory_mb / max(1, tables))
-
-
-class _Group:
-    """The searches of one round that wait for one network's values (of one game's states): their
-    children's planes in one buffer, valued by one call, less those the network's cache holds
-    (``search_ext.valuecache.ValueCache``: hashing, lookups and the gathering of the states to ask
-    for run compiled, over the whole batch)."""
-
-    def __init__(self, fn, info, in_flight: int, cache):
-        h, w, c = info.planes_shape
-        self.fn, self.cache = fn, cache
-        rows = in_flight * info.branching
-        self.buf = np.zeros((rows, h, w, c), np.float32)
-        self.flat = self.buf.reshape(rows, h * w * c)
-        # the states to ask the network for, gathered by the cache (none without one)
-        self.ask = np.zeros_like(self.buf) if cache is not None else self.buf[:0]
-        self.values = np.zeros(rows, np.float32)
-        self.n = 0
-        self.slots: list = []
-
-    def evaluate(self):
-        """The values of ``buf[:n]`` (each state's mover's view), the number of states the network
-        was asked for, and the call's time."""
-        n = self.n
-        if self.cache is None:
-            ask, k = self.buf[:n], n
-        else:
-            k = self.cache.lookup(self.flat[:n], self.values, self.ask.reshape(len(self.ask), -1))
-            if k == 0:
-                return self.values[:n], 0, 0.0
-            ask = self.ask[:k]
-        t0 = time.perf_counter()
-        out = np.ascontiguousarray(np.asarray(self.fn(ask), dtype=np.float32).reshape(-1))
-        dt = time.perf_counter() - t0
-        if out.shape != (k,):
-            raise ValueError(f"the network returned {out.shape[0]} values for {k} states")
-        if self.cache is None:
-            return out, n, dt
-        self.cache.store(out, self.values)
-        return self.values[:n], k, dt
 
 
 def _play_chunk(args):

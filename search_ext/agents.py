@@ -25,7 +25,7 @@ from search_ext.agent_base import NETWORK_LOADER, Agent, AgentSpecError, check_v
 from search_ext.alphabeta import AlphaBeta
 from search_ext.bestfirst import BestFirstSearch
 from search_ext.engine_spec import ENGINE_KINDS, describe, is_engine_spec, parse_engine_spec
-from search_ext.evaluators import PlayoutEvaluator, estimate_scale
+from search_ext.evaluators import CallableEvaluator, PlayoutEvaluator, estimate_scale
 from search_ext.mcts import MCTS
 from search_ext.predictive_agents import make_star_agent
 
@@ -306,6 +306,27 @@ class BestFirstAgent(_TreeSearchAgent):
             take_proven_wins=self.opts.get("proven_wins", False),
             proven_win_depth=self.opts.get("proven_depth", -1), max_nodes=self.opts["max_nodes"],
             max_mb=self.opts["max_mb"])
+        self._asked: int | None = None
+
+    @property
+    def values(self):
+        """The evaluator contract of the agent's network, ``values(planes) -> values`` (its batch
+        function), or None without a network: what a driver calls for many games at once
+        (``search_ext.batcher``)."""
+        ev = self.search.evaluator
+        return ev.fn if isinstance(ev, CallableEvaluator) else None
+
+    def begin_search(self, state) -> bool:
+        """Begin the move's search, stepped by a driver (``search.step`` / ``search.supply``)
+        instead of valued at once; False when there is nothing to search (then ``end_search``)."""
+        budget, self._asked = self._search_budget()
+        return self.search.search_begin(state, **budget)
+
+    def end_search(self, state) -> int:
+        """The move of the search begun by ``begin_search`` (noted as ``choose`` notes its own)."""
+        action = self.search.best_action(state)
+        self._note_search(self.search, self._asked)
+        return action
 
 
 class AlphaDDAAgent(_TreeSearchAgent):

@@ -16,7 +16,7 @@ found at a smaller depth). An estimate, even all playouts won, never counts as a
 """
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+from search_ext.clock cimport now
 
 from games._state cimport State
 from games import validate
@@ -40,12 +40,6 @@ cdef struct TTEntry:
     signed char flag
     signed char horizon     # the stored value rests on evaluated (non-terminal) leaves
     action_t move
-
-
-cdef inline double now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + ts.tv_nsec * 1e-9
 
 
 cdef class AlphaBeta:

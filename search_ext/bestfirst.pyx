@@ -16,7 +16,7 @@ tree survives a change of the player to move); every rule converts to the view i
 assumes that players alternate: each node records its own player to move.
 """
 from libc.stdlib cimport malloc, free
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+from search_ext.clock cimport now
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from games.validate import count, search_call, state_arg
 from search_ext.evaluators import check_evaluator
 from search_ext.evaluators cimport Evaluator, ZeroEvaluator
 from search_ext.descent_core cimport (
-    Node, Table, Walk, UNPROVEN, RULE_MINIMAX, WALK_EVAL, WALK_FULL, skey, select, backup)
+    Node, Table, Walk, MAX_INDEX, UNPROVEN, RULE_MINIMAX, WALK_EVAL, WALK_FULL, skey, select, backup)
 from search_ext.descent_core import RULES, BYTES_PER_STATE
 
 from games.errors import GameError
@@ -43,12 +43,6 @@ cdef enum:
     PUMP_FULL = -3
 
 
-cdef inline double now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + ts.tv_nsec * 1e-9
-
-
 class SearchError(RuntimeError):
     """The search could not continue (an evaluator failed, or the allocator refused memory)."""
 
@@ -56,7 +50,6 @@ class SearchError(RuntimeError):
 # Table memory: ``max_mb`` caps the table at max_mb * 2**20 / BYTES_PER_STATE states (the core's
 # estimate of a state's bytes: its node, two edges on average at most, its share of the hash slots).
 DEFAULT_MAX_MB = 1024.0
-cdef long MAX_INDEX = 1_000_000_000
 
 
 cdef class BestFirstSearch:
@@ -134,11 +127,9 @@ cdef class BestFirstSearch:
         self.enc_size = h * w * c
         n = game.branching
         cdef State s0 = game.new_state()
-        self.w = Walk(self.t, n, s0.max_plies + 4, self.enc_size)   # a path never longer than a game
-        self.w.rules.rule = self.rule
-        self.w.rules.proofs = True
-        self.w.descent = descent
-        self.w.encode = self.evaluator.needs_encoding
+        # a path is never longer than a game
+        self.w = Walk(self.t, n, s0.max_plies + 4, self.enc_size, rule=self.rule, proofs=True,
+                      descent=descent, encode=self.evaluator.needs_encoding)
         self.values = <float*>malloc(sizeof(float) * n)
         self.enc = <float*>malloc(sizeof(float) * n * self.enc_size)
         if not (self.values and self.enc):
@@ -160,7 +151,7 @@ cdef class BestFirstSearch:
     def reset(self):
         """Forget the tree (call between games) and free its memory."""
         self._alloc_table(1024)
-        self.w.rules.balanced = -1
+        self.w.balance(-1)
         self.iterations_done = 0
         self.seconds_used = 0.0
         self.evaluations = 0
@@ -332,13 +323,13 @@ cdef class BestFirstSearch:
             return False
         if self.rule != RULE_MINIMAX:
             if self.w.rules.balanced < 0:
-                self.w.rules.balanced = state._player
+                self.w.balance(state._player)
             elif self.w.rules.balanced != state._player:
                 # the tree holds another balanced player's values: start afresh
                 self._alloc_table(1024)
-                self.w.rules.balanced = state._player
+                self.w.balance(state._player)
         cdef State s = state.clone()
-        self.w.cur = s
+        self.w.place(s)
         cdef int root = self.root_of(s)
         if root != self.root and self.root >= 0:
             root = self._root_moved(root)
@@ -456,9 +447,12 @@ cdef class BestFirstSearch:
             raise GameError("bestfirst.search_step: no search in progress (search_begin first)")
         if not self.evaluator.needs_encoding:
             raise GameError("bestfirst.search_step: the evaluator reads no planes (a network's does)")
-        return self._step(batch, offset)
+        return self.step(batch, offset)
 
-    def _step(self, float[:, :, :, ::1] batch, int offset):
+    def step(self, float[:, :, :, ::1] batch, int offset):
+        """``search_step`` without its checks, for a driver that owns the buffer (the batcher,
+        ``search_ext.batcher``: room for ``game.branching`` states from ``offset``, a search in
+        progress whose evaluator reads planes); as ``push`` against ``is_legal``."""
         return self.pump(&batch[offset, 0, 0, 0], False)
 
     def search_supply(self, values, offset):
@@ -473,9 +467,10 @@ cdef class BestFirstSearch:
             raise GameError("bestfirst.search_supply: no values are waiting")
         if offset + self.w.n_pend > values.shape[0]:
             raise GameError("bestfirst.search_supply: too few values")
-        self._supply(values, offset)
+        self.supply(values, offset)
 
-    def _supply(self, const float[::1] values, int offset):
+    def supply(self, const float[::1] values, int offset):
+        """``search_supply`` without its checks (values waiting, enough of them), for the batcher."""
         self.evaluations += self.w.n_pend
         self.w.supply(&values[offset])
 
@@ -546,7 +541,7 @@ cdef class BestFirstSearch:
         cdef int rc
         if not self.t.nodes[root].expanded:
             # the walk's expansion alone (the root may be resolved: cut back to its value)
-            self.w.cur = state.clone()
+            self.w.place(state.clone())
             rc = self.expand_root(root)
             if rc == OUT_OF_MEMORY:
                 root = self.compact(root)
@@ -562,9 +557,7 @@ cdef class BestFirstSearch:
     cdef int expand_root(self, int root) noexcept nogil:
         """Expand `root` (the walker's state) with the walk's ``expand``, its children valued at
         once: 0, OUT_OF_MEMORY or EVAL_FAILED."""
-        cdef int rc
-        self.w.begin(root)
-        rc = self.w.expand(root, self.enc)
+        cdef int rc = self.w.expand_alone(root, self.enc)
         if rc == WALK_FULL:
             return OUT_OF_MEMORY
         if rc == WALK_EVAL:
@@ -574,8 +567,7 @@ cdef class BestFirstSearch:
                 return EVAL_FAILED
             self.evaluations += self.w.n_pend
             self.w.supply(self.values)
-        self.w.leaf_done = False
-        self.w.path_len = 0
+        self.w.end_alone()
         return 0
 
     def best_action(self, state):

@@ -36,6 +36,7 @@ cdef struct Edge:
 
 
 cdef enum:
+    MAX_INDEX = 1000000000  # the most nodes (and half the most edges) a table may index
     UNPROVEN = 2
     TABLE_NO_MEMORY = -3    # compact/collect: the allocator refused memory (a fatal error for the caller)
     QUEUED = 2              # Node.evaluated of a child whose value a pending evaluation will supply
@@ -83,10 +84,14 @@ cdef class Table:
 
 
 cdef class Walk:
-    """The one Descent-family iteration, resumable (descent_core.pyx): ``begin`` at a root,
-    ``step`` until WALK_DONE or WALK_FULL; on WALK_EVAL the driver values the ``n_pend`` children
-    of ``cur`` reached by ``pend_acts`` (encoded to the buffer given to ``step`` when ``encode``)
-    and hands the values to ``supply`` (or gives up with ``abort``)."""
+    """The one Descent-family iteration, resumable (descent_core.pyx): made with its settings
+    (``Walk(table, branching, path_cap, enc_size, rule, proofs, descent, encode)``, fixed for its
+    life; only the balanced player of Minibal is set later, by ``balance``, at a game's first
+    search), ``place``d on the state it walks, then ``begin`` at a root, ``step`` until WALK_DONE
+    or WALK_FULL; on WALK_EVAL the driver values the ``n_pend`` children of ``cur`` reached by
+    ``pend_acts`` (encoded to the buffer given to ``step`` when ``encode``) and hands the values to
+    ``supply`` (or gives up with ``abort``). ``expand_alone`` / ``end_alone``: one expansion
+    outside an iteration (a decision at a state never searched)."""
     cdef Table t
     cdef Rules rules
     cdef bint descent           # expand down to a terminal state (Descent), else one expansion
@@ -106,7 +111,11 @@ cdef class Walk:
     cdef int pend_n             # expansion: its number of edges
     cdef bint leaf_done         # an expansion ended the iteration (not Descent)
     cdef readonly long evaluations   # children valued through supply
+    cdef void place(self, State cur)
+    cdef void balance(self, int player) noexcept nogil
     cdef void begin(self, int root) noexcept nogil
+    cdef int expand_alone(self, int root, float* enc) noexcept nogil
+    cdef void end_alone(self) noexcept nogil
     cdef int step(self, float* enc) noexcept nogil
     cdef void supply(self, const float* values) noexcept nogil
     cdef int abort(self) noexcept nogil

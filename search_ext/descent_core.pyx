@@ -28,9 +28,6 @@ from libc.stdlib cimport malloc, realloc, free, qsort
 
 import numpy as np
 
-
-cdef long MAX_INDEX = 1_000_000_000
-
 RULES = {"minimax": RULE_MINIMAX, "minibal_n": RULE_MINIBAL_N, "minibal_plus": RULE_MINIBAL_PLUS}
 
 # A state costs at most about BYTES_PER_STATE bytes (its node, two edges on average at most, its
@@ -365,11 +362,14 @@ cdef class Walk:
     of one expansion is valued once (QUEUED); a relinked child is valued before the walk goes on
     (every child an edge points to has a value); a terminal node is valued once (``child_node``)."""
 
-    def __cinit__(self, Table t, int branching, int path_cap, int enc_size):
+    def __cinit__(self, Table t, int branching, int path_cap, int enc_size, int rule=RULE_MINIMAX,
+                  bint proofs=False, bint descent=False, bint encode=True):
         self.t = t
-        self.rules.rule = RULE_MINIMAX
+        self.rules.rule = rule
         self.rules.balanced = -1
-        self.rules.proofs = False
+        self.rules.proofs = proofs
+        self.descent = descent
+        self.encode = encode
         self.enc_size = enc_size
         self.path_cap = path_cap
         self.path = <int*>malloc(sizeof(int) * path_cap)
@@ -383,6 +383,25 @@ cdef class Walk:
     def __dealloc__(self):
         free(self.path); free(self.path_edge); free(self.acts)
         free(self.pend_nodes); free(self.pend_acts)
+
+    cdef void place(self, State cur):
+        """Walk ``cur`` from now on (the root's state between iterations; moved down and back)."""
+        self.cur = cur
+
+    cdef void balance(self, int player) noexcept nogil:
+        """The balanced player of Minibal (the game's first searched mover; -1: unset)."""
+        self.rules.balanced = player
+
+    cdef int expand_alone(self, int root, float* enc) noexcept nogil:
+        """Expand `root` (the walker's state) outside an iteration: ``expand``'s codes; on
+        WALK_EVAL ``supply`` the values, then ``end_alone``."""
+        self.begin(root)
+        return self.expand(root, enc)
+
+    cdef void end_alone(self) noexcept nogil:
+        """Close an expansion made by ``expand_alone`` (no iteration is left open)."""
+        self.leaf_done = False
+        self.path_len = 0
 
     cdef void begin(self, int root) noexcept nogil:
         self.path[0] = root

@@ -15,7 +15,7 @@ result backed up as usual: the search keeps running its whole budget within the 
 """
 from libc.stdlib cimport malloc, realloc, free
 from libc.math cimport sqrt, log
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+from search_ext.clock cimport now
 
 from games._state cimport State
 from games import validate
@@ -33,12 +33,6 @@ cdef struct MNode:
     int n_children      # -1 while unexpanded
     int visits
     signed char player  # player to move here
-
-
-cdef inline double now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + ts.tv_nsec * 1e-9
 
 
 cdef inline hash_t skey(State s) noexcept nogil:

@@ -25,7 +25,7 @@ until the depth, time or node budget runs out, and returns the root actions, the
 depth completed; the search stops early when no leaf was cut by the depth limit (exact values).
 """
 from libc.stdlib cimport malloc, free, qsort
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+from search_ext.clock cimport now
 
 from games._state cimport State
 from games import validate
@@ -34,12 +34,6 @@ from search_ext.evaluators import check_evaluator
 from games.errors import GameError
 from games._typedefs cimport action_t
 from search_ext.evaluators cimport Evaluator, ZeroEvaluator
-
-
-cdef inline double now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + ts.tv_nsec * 1e-9
 
 
 cdef int cmp_double(const void* a, const void* b) noexcept nogil:

@@ -7,6 +7,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from games.registry import GameInfo
+from search_ext.batcher import Batcher
 from search_ext.descent_core import ordinal_probabilities as ordinal_probabilities
 from search_ext.descent_core import sample_ranks as sample_ranks
 
@@ -14,6 +15,9 @@ __all__ = ["SelfPlayPool", "ordinal_probabilities", "sample_ranks"]
 
 class Slot:
     def __init__(self, info: GameInfo, max_nodes: int) -> None: ...
+    # a walker of search_ext.batcher.Batcher
+    def step(self, batcher: Batcher) -> bool: ...
+    def supply(self, values: NDArray[np.float32], offset: int, seconds: float) -> None: ...
 
 class SelfPlayPool:
     @property
@@ -35,6 +39,12 @@ class SelfPlayPool:
     @property
     def eval_states(self) -> int: ...
     @property
+    def net_states(self) -> int: ...
+    @property
+    def cached_states(self) -> int: ...
+    @property
+    def batcher(self) -> Batcher: ...
+    @property
     def rounds(self) -> int: ...
     @property
     def abandoned(self) -> int: ...
@@ -48,7 +58,8 @@ class SelfPlayPool:
     def __init__(self, info: GameInfo, evaluate: Callable[[NDArray[np.float32]], ArrayLike],
                  iterations: int = 50, seconds: float = 0.0, games_in_flight: int = 1,
                  max_nodes: int = 2_000_000, compact_at: int = -1,
-                 max_example_bytes: int = 0) -> None: ...
+                 max_example_bytes: int = 0, cache_states: int = 0,
+                 refresh: Callable[[], bool] | None = None) -> None: ...
     def memory_bytes(self) -> int: ...
     # counts only: rounds, games_in_flight, games_finished, plies, iterations, longest_game,
     # table_states, table_bytes, example_bytes, memory_bytes, eval_states, abandoned

@@ -7,9 +7,10 @@ moves) and runs Descent (docs/ALGORITHMS.md section 5) through the core's one re
 rules of Unbounded Minimax with completion: every iteration goes down from the root, expanding each
 unexpanded state it meets, along the best unresolved child by (completion, value, count) in the
 mover's view, until a terminal or resolved state; then the values and resolutions are backed up
-along the path. When the walk needs the values of an expansion's children it stops, the pool
-gathers the pending children of every game into one batch, calls ``evaluate`` (a Python callback:
-search knows nothing of the network behind it) once, hands the values back, and every game
+along the path. When the walk needs the values of an expansion's children it stops; the rounds
+are the one batcher's (``search_ext.batcher.Batcher``): it gathers the pending children of every
+game into one batch, calls ``evaluate`` (``values(planes) -> values``: search knows nothing of the
+network behind it) once, less what its value cache holds, hands the values back, and every game
 resumes. Games finish and start independently. No proofs are kept (self-play needs none).
 
 Move choice (the core's ``choose_edge``): after ``iterations`` iterations (or ``seconds``, or a
@@ -39,7 +40,7 @@ position elsewhere in the tree); the walk follows the current state's key, not o
 stored on the edge (docs/ALGORITHMS.md, "One walk").
 """
 from libc.stdlib cimport malloc, free, realloc
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+from search_ext.clock cimport now
 
 from cython.view cimport array as cvarray
 
@@ -53,6 +54,7 @@ from search_ext.descent_core cimport (
 from search_ext.descent_core import ordinal_probabilities, sample_ranks
 from games import validate
 from games.errors import GameError
+from search_ext.batcher import Batcher
 
 __all__ = ["SelfPlayPool", "ordinal_probabilities", "sample_ranks"]
 
@@ -64,10 +66,7 @@ cdef enum:
     ADV_DONE = 2        # the game is over
     ADV_OOM = -1        # memory could not be allocated (malloc failed)
 
-cdef inline double now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + ts.tv_nsec * 1e-9
+cdef class SelfPlayPool
 
 
 # ---- one game in flight -----------------------------------------------------------------------------
@@ -113,6 +112,8 @@ cdef class Slot:
     cdef long iterations_total
     cdef Examples ex             # the game's tree-learning examples so far
     cdef double t_start
+    cdef SelfPlayPool pool       # the pool that plays it (its budget and upkeep)
+    cdef object ev               # the pool's evaluation (search_ext.batcher.Evaluation)
 
     def __cinit__(self, object info, long max_nodes):
         self.tree = Table(max_nodes, NO_EDGE_CAP)
@@ -120,12 +121,9 @@ cdef class Slot:
         n = info.branching
         self.path_cap = self.s.max_plies + 4
         h, w, c = info.planes_shape
-        self.walk = Walk(self.tree, n, self.path_cap, h * w * c)
-        self.walk.rules.rule = RULE_MINIMAX
-        self.walk.rules.balanced = -1
-        self.walk.rules.proofs = False       # self-play needs no proofs
-        self.walk.descent = True
-        self.walk.encode = True
+        # Descent with the rules of Unbounded Minimax; self-play needs no proofs
+        self.walk = Walk(self.tree, n, self.path_cap, h * w * c, rule=RULE_MINIMAX, proofs=False,
+                         descent=True, encode=True)
         self.kids = <int*>malloc(sizeof(int) * n)
         self.acts = <action_t*>malloc(sizeof(action_t) * n)
         self.moves = <action_t*>malloc(sizeof(action_t) * self.path_cap)
@@ -141,6 +139,28 @@ cdef class Slot:
         free(self.moves); free(self.root_values); free(self.movers)
         examples_free(&self.ex)
 
+    # ---- a walker of the batcher (search_ext.batcher) ----------------------------------------------
+    def step(self, batcher):
+        """Play on until the walk waits for values (True: its children's planes written to the
+        evaluation's buffer and claimed) or the game is over (False)."""
+        ev = self.ev
+        cdef float[:, :, :, ::1] buf = ev.buf
+        cdef int off = ev.n, rc
+        with nogil:
+            rc = self.pool.advance(self, &buf[0, 0, 0, 0], off)
+        if rc == ADV_EVAL:
+            ev.claim(self, self.pending_n)
+            return True
+        if rc == ADV_DONE:
+            return False
+        raise MemoryError("self-play: out of memory")
+
+    def supply(self, const float[::1] values, int offset, double seconds):
+        """The values of the states the walk waits for, at ``values[offset:]``."""
+        with nogil:
+            self.walk.supply(&values[offset])
+        self.pending_n = 0
+
 
 cdef class SelfPlayPool:
     """``games_in_flight`` Descent self-play games in one process, one network call per round.
@@ -148,6 +168,12 @@ cdef class SelfPlayPool:
     ``evaluate(batch) -> values``: batch float32 (n, H, W, C) of encoded states, values (n,) in
     [-1, 1] from the point of view of each state's player to move. Budget per move: ``iterations``
     (and/or ``seconds`` of wall-clock time per move and game). ``max_nodes``: table cap per game.
+
+    The rounds are ``search_ext.batcher.Batcher``'s (the one round loop, also
+    ``descent.batched``'s): ``cache_states`` > 0 puts a value cache of that many states in front of
+    ``evaluate`` (a state valued in one game in flight is not asked for again: the games' openings
+    share most of their states); ``refresh() -> bool``, asked before every round, says that
+    ``evaluate``'s values changed (new weights), which empties the cache.
     """
     cdef readonly object info
     cdef object evaluate
@@ -158,15 +184,15 @@ cdef class SelfPlayPool:
     cdef readonly long compact_at
     cdef readonly long max_example_bytes
     cdef list slots
-    cdef object batch
-    cdef float[:, :, :, ::1] batch_v
+    cdef readonly object batcher        # search_ext.batcher.Batcher: the rounds, the evaluator's cache
+    cdef object ev
     cdef int branching, enc_size
-    cdef readonly long eval_calls, eval_states, rounds, abandoned
     cdef readonly long games_finished, plies_finished, iterations_finished
     cdef int n_live
 
     def __init__(self, info, evaluate, iterations=50, seconds=0.0, games_in_flight=1,
-                 max_nodes=2_000_000, compact_at=-1, max_example_bytes=0):
+                 max_nodes=2_000_000, compact_at=-1, max_example_bytes=0, cache_states=0,
+                 refresh=None):
         # checked here, before any conversion to a C type (GameError, never OverflowError)
         iterations = validate.count(iterations, "self-play pool: iterations", 0)
         seconds = validate.seconds(seconds, "self-play pool: seconds", allow_zero=True)
@@ -174,6 +200,7 @@ cdef class SelfPlayPool:
         max_nodes = validate.count(max_nodes, "self-play pool: max_nodes", 1, 2 ** 62)
         compact_at = validate.integer(compact_at, "self-play pool: compact_at", -1, 2 ** 62)
         max_example_bytes = validate.integer(max_example_bytes, "self-play pool: max_example_bytes", 0, 2 ** 62)
+        cache_states = validate.integer(cache_states, "self-play pool: cache_states", 0, 2 ** 40)
         if iterations <= 0 and seconds <= 0.0:
             raise GameError("self-play pool: give a budget: iterations > 0 or seconds > 0")
         if max_nodes < 2 * info.branching + 16:
@@ -190,14 +217,50 @@ cdef class SelfPlayPool:
         self.branching = info.branching
         h, w, c = info.planes_shape
         self.enc_size = h * w * c
-        self.batch = np.zeros((games_in_flight * self.branching, h, w, c), dtype=np.float32)
-        self.batch_v = self.batch
+        self.batcher = Batcher(games_in_flight, cache_states)
+        self.ev = self.batcher.evaluation("network", evaluate, info.planes_shape, self.branching, refresh)
         self.slots = [Slot(info, max_nodes) for _ in range(games_in_flight)]
 
+    @property
+    def rounds(self) -> int:
+        """Rounds played: every game in flight advanced to its next expansion, one network call."""
+        return self.batcher.rounds
+
+    @property
+    def eval_calls(self) -> int:
+        """Calls of ``evaluate`` (a round whose states the cache held all makes none)."""
+        return self.batcher.calls
+
+    @property
+    def eval_states(self) -> int:
+        """States valued: asked of ``evaluate`` (``net_states``) or answered by the cache."""
+        return self.batcher.states + self.batcher.cached
+
+    @property
+    def net_states(self) -> int:
+        """States ``evaluate`` was asked for."""
+        return self.batcher.states
+
+    @property
+    def cached_states(self) -> int:
+        """States whose value came from the cache."""
+        return self.batcher.cached
+
+    @property
+    def abandoned(self) -> int:
+        """Games given up in flight when ``stop`` ended a ``run``."""
+        return self.batcher.abandoned
+
+    cdef long buffer_bytes(self):
+        """The evaluation's buffers and the value cache."""
+        ev = self.ev
+        cache = ev.cache
+        return ev.buf.nbytes + ev.ask.nbytes + ev.values.nbytes + (cache.bytes if cache is not None else 0)
+
     def memory_bytes(self) -> int:
-        """Bytes held now by the tables, the pending examples and the batch buffer."""
+        """Bytes held now by the tables, the pending examples, the batch buffers and the cache."""
         cdef Slot g
-        total = self.batch.nbytes
+        total = self.buffer_bytes()
         for g in self.slots:
             total += g.tree.bytes_used() + g.ex.cap * (g.ex.enc_size + 1) * 4
         return total
@@ -208,7 +271,8 @@ cdef class SelfPlayPool:
         ``iterations`` (finished and in-flight games together), ``longest_game`` (plies of the
         longest game in flight), ``table_states`` and ``table_bytes`` (the games' tables now),
         ``example_bytes`` (their pending tree-learning examples), ``memory_bytes`` (tables,
-        examples and the batch buffer: ``memory_bytes()``), ``eval_states`` and ``abandoned``."""
+        examples, the batch buffers and the cache: ``memory_bytes()``), ``eval_states`` and
+        ``abandoned``."""
         cdef Slot g
         plies, iters, longest, states, tbytes, xbytes = 0, 0, 0, 0, 0, 0
         for g in self.slots:
@@ -225,15 +289,17 @@ cdef class SelfPlayPool:
                 "plies": int(self.plies_finished + plies),
                 "iterations": int(self.iterations_finished + iters), "longest_game": int(longest),
                 "table_states": int(states), "table_bytes": int(tbytes),
-                "example_bytes": int(xbytes), "memory_bytes": int(tbytes + xbytes + self.batch.nbytes),
+                "example_bytes": int(xbytes), "memory_bytes": int(tbytes + xbytes + self.buffer_bytes()),
                 "eval_states": int(self.eval_states), "abandoned": int(self.abandoned)}
 
     # ---- game life -----------------------------------------------------------------------------
     cdef void start(self, Slot g, tuple params):
         seed, e, epsilon, tag = params
+        g.pool = self
+        g.ev = self.ev
         g.s = self.info.new_state()
         g.cur = g.s.clone()
-        g.walk.cur = g.cur
+        g.walk.place(g.cur)
         g.base = g.s.clone()
         g.tree.clear()
         g.tree.peak_nodes = 0
@@ -296,10 +362,6 @@ cdef class SelfPlayPool:
         return out
 
     # ---- the Descent iteration: the core's walk, resumable ----------------------------------------
-    cdef void finish_eval(self, Slot g, const float* values) noexcept nogil:
-        g.walk.supply(values + g.pending_off)
-        g.pending_n = 0
-
     cdef bint move_done(self, Slot g) noexcept nogil:
         if g.full or g.tree.nodes[g.root].r:
             return True
@@ -434,66 +496,36 @@ cdef class SelfPlayPool:
         game in flight advanced to its next expansion, one ``evaluate`` call), before the round,
         with ``progress_info()``: driven by counts, so a long game reports while it is played.
         """
-        cdef Slot g
-        cdef int n, rc
-        cdef float* bptr = &self.batch_v[0, 0, 0, 0]
-        cdef float[::1] vv
-        live = []
-        for g in self.slots:
-            params = new_game()
-            if params is None:
-                break
-            self.start(g, tuple(params))
-            live.append(g)
-        self.n_live = len(live)
         if progress_every < 1:
             raise ValueError(f"progress_every must be >= 1, got {progress_every}")
-        cdef long since = 0
-        while live:
+        cdef Slot g
+        free_slots = list(reversed(self.slots))      # a finished game's slot plays the next one
+        since = 0
+
+        def start():
+            params = new_game()
+            if params is None:
+                return None
+            g = free_slots.pop()
+            self.start(g, tuple(params))
+            return g
+
+        def before_round():
+            nonlocal since
+            self.n_live = len(self.batcher.live)
             if progress is not None:
                 if since == 0:
                     progress(self.progress_info())
                 since += 1
                 if since >= progress_every:
                     since = 0
-            if stop is not None and stop():
-                for g in live:
-                    g.active = False
-                self.abandoned += len(live)
-                self.n_live = 0
-                return len(live)
-            n = 0
-            waiting = []
-            ended = []
-            for g in live:
-                with nogil:
-                    rc = self.advance(g, bptr, n)
-                if rc == ADV_EVAL:
-                    n += g.pending_n
-                    waiting.append(g)
-                elif rc == ADV_DONE:
-                    ended.append(g)
-                else:
-                    raise MemoryError("self-play: out of memory")
-            if n > 0:
-                values = np.ascontiguousarray(self.evaluate(self.batch[:n]), dtype=np.float32)
-                if values.shape != (n,):
-                    raise ValueError(f"the evaluator returned shape {values.shape}, expected ({n},)")
-                vv = values
-                self.eval_calls += 1
-                self.eval_states += n
-                for g in waiting:
-                    with nogil:
-                        self.finish_eval(g, &vv[0])
-            self.rounds += 1
-            for g in ended:
-                live.remove(g)
-                on_game(self.finish(g))     # no reference kept here: its examples go with it
-                params = new_game()
-                if params is not None:
-                    self.start(g, tuple(params))
-                    live.append(g)
-                else:
-                    g.active = False
-            self.n_live = len(live)
-        return 0
+
+        for g in self.batcher.play(start, stop, before_round):
+            g.active = False
+            free_slots.append(g)
+            on_game(self.finish(g))     # no reference kept here: its examples go with it
+        given_up = self.batcher.given_up
+        for g in given_up:
+            g.active = False
+        self.n_live = 0
+        return len(given_up)

@@ -107,6 +107,13 @@ cdef class ValueCache:
     def bytes(self) -> int:
         return 2 * self.slots * (sizeof(uint64_t) + sizeof(float) + sizeof(int32_t))
 
+    def clear(self) -> None:
+        """Forget every value (the evaluator changed: new weights)."""
+        memset(self.cur.keys, 0, self.slots * sizeof(uint64_t))
+        memset(self.prev.keys, 0, self.slots * sizeof(uint64_t))
+        self.cur.count = 0
+        self.prev.count = 0
+
     cdef inline long probe(self, Gen* g, uint64_t h) noexcept nogil:
         cdef long i = <long>(h & <uint64_t>self.mask)
         while g.keys[i] != 0 and g.keys[i] != h:

@@ -98,6 +98,40 @@ def test_games_in_flight_play_the_same_games_as_one_at_a_time():
     assert pool.eval_states / pool.eval_calls > 1.5 * alone.eval_states / alone.eval_calls
 
 
+def test_the_value_cache_plays_the_same_games_with_fewer_network_states():
+    """With the batcher's value cache in front of the network (``cache_states``), the games in
+    flight play the same games (the network's values do not depend on the batch here) and the
+    network is asked for fewer states: the games' openings share theirs. A ``refresh`` that says
+    the values changed empties the cache before every round: the same games again (here the
+    games in flight meet their shared states in the same rounds, so the savings stay)."""
+    info = games.load("reversi(size=6)")
+    f = fixed_net(info.planes_shape)
+    seeds = [21, 22, 23, 24]
+    plain, p0 = pool_games(info, f, seeds, iterations=8, games_in_flight=4)
+    cached, p1 = pool_games(info, f, seeds, iterations=8, games_in_flight=4, cache_states=100_000)
+    refreshed, p2 = pool_games(info, f, seeds, iterations=8, games_in_flight=4, cache_states=100_000,
+                               refresh=lambda: True)
+    for a, b, c in zip(plain, cached, refreshed):
+        assert a["moves"] == b["moves"] == c["moves"]
+        np.testing.assert_array_equal(a["x"], b["x"])
+        np.testing.assert_array_equal(a["y"], b["y"])
+        np.testing.assert_array_equal(a["root_values"], b["root_values"])
+    assert p0.cached_states == 0 and p0.net_states == p0.eval_states
+    assert p1.eval_states == p0.eval_states == p1.net_states + p1.cached_states
+    assert p1.net_states < p0.net_states and p2.net_states <= p0.net_states
+    assert p1.memory_bytes() > p0.memory_bytes()          # the cache and its buffer are counted
+    # what refresh does to the cache: every value forgotten, asked for again
+    from search_ext.valuecache import ValueCache
+    cache = ValueCache(1000)
+    rows = np.arange(12, dtype=np.float32).reshape(3, 4)
+    values, ask = np.zeros(3, np.float32), np.zeros((3, 4), np.float32)
+    assert cache.lookup(rows, values, ask) == 3
+    cache.store(np.array([0.1, 0.2, 0.3], np.float32), values)
+    assert cache.lookup(rows, values, ask) == 0 and cache.size == 3
+    cache.clear()
+    assert cache.size == 0 and cache.lookup(rows, values, ask) == 3
+
+
 def test_a_full_table_never_raises_and_is_counted():
     """breakthrough(rows=6,cols=6) with a table far too small for the budget: the game ends
     normally, the short-searched moves are counted, examples are valid."""
