@@ -12,8 +12,9 @@ import pytest
 
 from test_training import ENV, TINY as TRAINING_TINY
 from training.fileio import append_json
-from training.logfiles import (LOG_FILE, LogCaps, archived_through, archives, last_game,
-                               read_archive, read_history, rotate_log)
+from training.layout import LOG_FILE
+from training.logfiles import (LogCaps, archived_through, archives, last_game, read_archive,
+                               read_history, rotate_log)
 
 
 
@@ -73,7 +74,8 @@ SCRIPT = """
 import sys
 from pathlib import Path
 from training.fileio import append_json
-from training.logfiles import LOG_FILE, rotate_log
+from training.layout import LOG_FILE
+from training.logfiles import rotate_log
 d, first, last, cap = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
 for g in range(first, last + 1):
     append_json(d / LOG_FILE, {"member": 0, "game": g, "examples": 7, "note": "x" * 200})

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from training.fileio import atomic_target, crash_point, write_bytes, write_text
-from training.layout import EVENTS, LOG_ARCHIVE as ARCHIVE, LOG_FILE, log_archive_name as archive_name
+from training.layout import EVENTS, LOG_ARCHIVE as ARCHIVE, log_archive_name as archive_name, log_file
 MB = 2 ** 20
 
 
@@ -147,7 +147,7 @@ def read_history(mdir, unique: bool = True) -> list[dict]:
     arcs = archives(mdir)
     out = [r for a in arcs for r in read_archive(a.path)]
     through = archived_through(arcs)
-    live = read_log(mdir / LOG_FILE)[0]
+    live = read_log(log_file(mdir))[0]
     out += live if not unique else [r for r in live if int(r["game"]) > through]
     if unique:
         seen: dict = {}
@@ -181,7 +181,7 @@ def cpu_seconds_through(mdir, games: int) -> float | None:
 def last_game(mdir) -> int:
     """The number of the last game a member's log holds (archives included; 0: none)."""
     mdir = Path(mdir)
-    live = read_log(mdir / LOG_FILE)[0]
+    live = read_log(log_file(mdir))[0]
     return max([archived_through(archives(mdir))] + [int(r["game"]) for r in live])
 
 
@@ -204,7 +204,7 @@ def rotate_log(mdir, log_max_mb: float) -> bool:
     archives to their share of the cap. Returns whether it rotated."""
     mdir = Path(mdir)
     caps = LogCaps(log_max_mb)
-    path = mdir / LOG_FILE
+    path = log_file(mdir)
     try:
         if path.stat().st_size < caps.segment:
             return False
