@@ -27,6 +27,7 @@ from pathlib import Path
 
 import games
 from training import layout
+from training.actors import resolve_actors
 from training.run import default_run_dir, record_milestones, recorded_config, run_training, runtime_config
 from descent.config import (ConfigError, check_config_game, default_config_path, load_config,
                             parse_duration, parse_durations)
@@ -61,6 +62,12 @@ class TrainingPlan:
     @property
     def milestone_names(self) -> list[str]:
         return [n for n, _ in self.milestones]
+
+    @property
+    def actors(self) -> tuple[int, str | None]:
+        """(self-play actors of each member, a note when they were chosen automatically):
+        ``training.actors.resolve_actors``."""
+        return resolve_actors(self.cfg["run"]["actors"], self.population, self.ray is not None)
 
     @property
     def threads(self) -> int:

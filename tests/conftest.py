@@ -18,6 +18,11 @@ settings.register_profile("ci", derandomize=True, database=None, print_blob=True
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+# The automatic choices that count cores (a lone member's self-play actors, training.actors) see
+# two cores in every test, whatever the machine: a test runs the same on a laptop and a 64-core
+# server (a test that wants actors asks for them). Subprocesses inherit it.
+os.environ.setdefault("DESCENT_CPUS", "2")
+
 # Every registered game at its default parameters, plus the other sizes users are told about.
 GAME_SPECS = [
     "tic_tac_toe",

@@ -108,7 +108,7 @@ def test_runtime_options_come_from_the_dataclass():
     from descent.config import SCHEMA
     from training.options import OptionError, RuntimeOptions, option_fields
     fields = option_fields(RuntimeOptions)
-    assert [f.name for f in fields] == ["games_in_flight", "inference", "device", "learner",
+    assert [f.name for f in fields] == ["games_in_flight", "actors", "inference", "device", "learner",
                                         "memory_mb", "progress_seconds", "engine",
                                         "min_milestone_games", "log_max_mb", "sync_every"]
     for f in fields:

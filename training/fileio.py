@@ -63,7 +63,10 @@ def crash_point(name: str) -> None:
     point instead of a moment. Points: ``tmp_written`` (a temporary file written and fsynced, not
     yet renamed; ``tmp_written.<file name>`` for one file), ``renamed`` (``renamed.<file name>``:
     renamed, directory not yet fsynced), ``appended`` (``appended.<file name>``: a line appended and
-    fsynced), the trainer's ``replay_written``, ``state_saved``, ``log_written``, calibration's
+    fsynced), the trainer's ``replay_written``, ``state_saved``, ``log_written`` and
+    ``network_published`` (a version published for the actors), an actor's ``actor_writing`` (a
+    game written under its temporary name) and ``actor_shipped`` (renamed into the inbox; a
+    restarted actor does not inherit the variable), calibration's
     ``calibrate_logged`` (a game appended to its log) and the tournament's ``match_stored`` (a
     match written to ``results.db``). Without the variable it does nothing."""
     spec = os.environ.get(CRASH_ENV)

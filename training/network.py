@@ -48,7 +48,8 @@ COUNTERS_META = v.Record({"games": v.Int(0, v.MAX_COUNT), "examples": v.Int(0, 1
                           "train_seconds": v.Real(0.0, 1e10), "updates": v.Int(0, 10 ** 15),
                           "milestones_done": v.List(v.Str(64, empty=False), max_len=1000)},
                          {"rng": v.Opt(_RNG_STATE), "seed": v.Int(0, 2 ** 64),
-                          "cpu_seconds": v.Real(0.0, 1e12)})
+                          "cpu_seconds": v.Real(0.0, 1e12), "network_version": v.Int(0, 10 ** 15),
+                          "actor_games": v.Map(v.Int(0, 10 ** 15))})
 _COMMON_META: dict[str, v.Check] = {"game": v.Str(256, empty=False)}
 _OPTIONAL_META = {"network": NETWORK_META, "config": v.Record({}, {"network": NETWORK_META}),
                   "planes_shape": v.List(v.Int(1, 4096), 3, 3), "member": v.Int(0, 100_000),
@@ -60,7 +61,8 @@ WEIGHTS_META = v.Record(_COMMON_META, {**_OPTIONAL_META, "milestone": v.Str(64, 
                                        "cpu_seconds": v.Real(0.0, 1e12),
                                        "games": v.Int(0, v.MAX_COUNT),
                                        "examples": v.Int(0, 10 ** 15),
-                                       "undertrained": v.Bool()})
+                                       "undertrained": v.Bool(),
+                                       "network_version": v.Int(0, 10 ** 15)})
 _FORMATS = {"descent-state-1": STATE_META, "descent-weights-1": WEIGHTS_META}
 # Every failure while reading an HDF5 file (h5py raises these for truncated files, wrong objects,
 # link loops, bad attributes)
@@ -295,14 +297,16 @@ def load_state(path: Path, model, optimizer) -> dict:
     return meta
 
 
-def save_weights(path: Path, model, meta: dict) -> None:
-    """A milestone checkpoint: weights (HDF5) and metadata (JSON beside it), both atomically."""
+def save_weights(path: Path, model, meta: dict, record: bool = True) -> None:
+    """A milestone checkpoint: weights (HDF5) and metadata (JSON beside it, unless ``record`` is
+    false: the network a learner publishes for its actors), both atomically."""
     path = Path(path)
     with fileio.atomic_target(path) as tmp, h5py.File(tmp, "w") as f:
         f.attrs["format"] = "descent-weights-1"
         f.attrs["meta"] = meta_text(meta, path)
         _write_vars(f.create_group("weights"), model.weights)
-    fileio.write_json(layout.record_of_weights(path), meta)
+    if record:
+        fileio.write_json(layout.record_of_weights(path), meta)
 
 
 def load_weights(path: Path, model) -> dict:
@@ -332,7 +336,7 @@ def _checkpoint_key(path) -> tuple[Path, tuple]:
     return path, (str(path.resolve()), stamp)
 
 
-def read_network(path, game_info=None) -> Network:
+def read_network(path, game_info=None, cache: bool = True) -> Network:
     """A checkpoint's network for inference, read without TensorFlow: its architecture (from the
     metadata), its weights (layer name -> [kernel, bias], float32, read-only) checked against the
     architecture's weight shapes, its planes shape and metadata, as a ``training.inference.Network``
@@ -341,9 +345,10 @@ def read_network(path, game_info=None) -> Network:
     ``path`` is a milestone ``.weights.h5`` or a rolling ``latest.h5`` state; with ``game_info``
     the network must be of that game. Cached per process (``_checkpoint_key``). Raises
     ``CheckpointError`` naming the file: missing, corrupt, of another game, or weights that do not
-    fit the architecture its metadata describes."""
+    fit the architecture its metadata describes. ``cache=False``: read it again and keep nothing
+    (an actor reading each version its learner publishes)."""
     path, key = _checkpoint_key(path)
-    net = _READ_CACHE.get(key)
+    net = _READ_CACHE.get(key) if cache else None
     if net is None:
         with read_h5(path, missing="network checkpoint") as f:
             meta = _meta_of(f, path)[1]
@@ -357,7 +362,8 @@ def read_network(path, game_info=None) -> Network:
             net = Network(arch, weights, shape, meta)
         except ArchitectureError as exc:
             raise CheckpointError(v.one_line(f"{path}: {exc}")) from None
-        _READ_CACHE[key] = net
+        if cache:
+            _READ_CACHE[key] = net
     if game_info is not None and net.meta.get("game") != game_info.spec:
         raise CheckpointError(f"{path}: a network of {net.meta.get('game')}, not of {game_info.spec}")
     return net

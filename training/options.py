@@ -96,6 +96,11 @@ class RuntimeOptions:
     games_in_flight: int = option(
         0, "self-play games kept going per worker, their expansions evaluated in one batch "
            "(0: auto, from the branching factor)", min=0, max=4096)
+    actors: int = option(
+        0, "self-play processes per member, all feeding its one learner: 1 plays inside the "
+           "member's process; K >= 2 runs K actor processes (Ray actors with --ray) with the "
+           "network the learner publishes; 0: auto, the spare cores of a lone member, else 1 "
+           "(docs/training.md, \"Actors\")", min=0, max=1000)
     inference: str = option(
         "auto", "network backend inside self-play: onnx (ONNX Runtime), numpy, tf (tf.function); "
                 "auto: tf on a GPU, else onnx if installed, else numpy", choices=BACKENDS)

@@ -4,7 +4,8 @@ called every ``ROUNDS`` rounds: a long game reports while it is played).
 
 Each record: the pool's counts (games in flight and finished, plies, search iterations, table states
 and bytes, example bytes), the rates since the previous record (iterations, plies and evaluated
-states per second), the process's resident memory and the member's cap, the training seconds so
+states per second, games per minute), with actors (``training.actors``) their counts summed, the
+games arrived from all of them, and each actor's state (``actors``), the process's resident memory and the member's cap, the training seconds so
 far, the budget and its ETA. It goes to ``report`` (``descent train`` prints it as a line), into
 ``status.json`` (key ``progress``, with ``done: false``) and TensorBoard (``progress/...`` scalars at
 step = whole training seconds). Wall-clock time decides only when a record is printed; what it holds
@@ -21,7 +22,7 @@ from training.fileio import write_json
 ROUNDS = 32          # the pool calls back every ROUNDS rounds (a round: one network call)
 
 SCALARS = ("games_in_flight", "plies", "iterations", "iterations_per_s", "plies_per_s",
-           "table_states", "table_mb", "rss_mb", "eta_s")
+           "games_per_min", "table_states", "table_mb", "rss_mb", "eta_s")
 
 
 def rss_mb() -> float | None:
@@ -43,7 +44,10 @@ def fmt_duration(s: float) -> str:
 
 def progress_line(rec: dict) -> str:
     """One line for a progress record."""
-    return (f"member {rec['member']} playing: {rec['games_in_flight']} game(s) in flight, "
+    actors = (f" ({rec['actors_alive']} of {len(rec['actors'])} actors)"
+              if rec.get("actors") is not None and rec.get("actors_alive") is not None else "")
+    return (f"member {rec['member']} playing{actors}: {rec['games_in_flight']} game(s) in flight, "
+            f"{rec.get('games_per_min', 0.0):.1f} games/min, "
             f"{rec['plies']} plies ({rec['plies_per_s']:.2f}/s), {rec['iterations']} iterations "
             f"({rec['iterations_per_s']:.1f}/s), longest game {rec['longest_game']} plies, "
             f"tables {rec['table_states']} states {rec['table_mb']:.0f} MB, "
@@ -78,7 +82,7 @@ class ProgressReporter:
         trained += now - since
         dt = now - self.last_t if self.last_t is not None else 0.0
         prev = self.last or {"iterations": p["iterations"], "plies": p["plies"],
-                             "eval_states": p["eval_states"]}
+                             "eval_states": p["eval_states"], "games_finished": p["games_finished"]}
 
         def rate(k):
             return round((p[k] - prev[k]) / dt, 3) if dt > 0 else 0.0
@@ -87,6 +91,7 @@ class ProgressReporter:
         rec = {"progress": True, "member": self.member, **p,
                "iterations_per_s": rate("iterations"), "plies_per_s": rate("plies"),
                "eval_states_per_s": rate("eval_states"),
+               "games_per_min": round(60 * rate("games_finished"), 2),
                "table_mb": round(p["table_bytes"] / 2 ** 20, 1),
                "rss_mb": round(rss, 1) if rss is not None else None, "memory_mb": self.memory_mb,
                "train_seconds": round(trained, 1), "budget": self.budget,

@@ -26,6 +26,7 @@ from tqdm import tqdm
 from games import validate as v
 from games.errors import GameError
 from training import layout, options  # options: read at call time (tests replace its RuntimeOptions)
+from training.actors import resolve_actors
 from training.architecture import Architecture
 from training.fileio import FileLock, clean_temp_files, write_json
 from training.layout import member_dir
@@ -242,7 +243,8 @@ def run_training(game: str, cfg: dict, population: int, budget: float, milestone
     with RunLock(run_dir):
         clean_temp_files(run_dir)          # e.g. run.json's, of a killed first run; members clean theirs
         check_run(run_dir, game, tcfg, seed)
-        rt = runtime_config(cfg) if runtime is None else runtime
+        rt = dict(runtime_config(cfg) if runtime is None else runtime)
+        rt["actors"] = resolve_actors(int(rt.get("actors", 0)), population, remote is not None)[0]
         jobs = [MemberJob(str(run_dir), i, game, tcfg, budget, list(milestones), seed + i,
                           threads=threads if workers > 1 else max(threads, 1), max_games=max_games,
                           extra=dict(rt))

@@ -26,6 +26,7 @@ aims kills at exact points for the tests.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import queue
 import struct
@@ -306,10 +307,12 @@ class _Progress:
     next_game: int = 0           # the number of the last game started (its seed)
     record: dict | None = None   # the last counted game's log record, saved with the state
     loss: float | None = None    # the mean loss of the last training pass (None: none yet)
+    network_version: int = 0     # training passes so far: the version of the weights
+    actor_games: dict = field(default_factory=dict)   # actor -> the last of its games counted
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     KNOWN = ("games", "examples", "train_seconds", "cpu_seconds", "updates", "milestones_done", "rng", "seed",
-             "abandoned_games")
+             "abandoned_games", "network_version", "actor_games")
 
     @classmethod
     def restore(cls, seed: int, counters: dict | None, record: dict | None) -> _Progress:
@@ -320,6 +323,8 @@ class _Progress:
                 updates=c.get("updates", 0),
                 milestones_done=list(c.get("milestones_done", [])),
                 abandoned_games=c.get("abandoned_games"),
+                network_version=c.get("network_version", 0),
+                actor_games={int(a): int(s) for a, s in c.get("actor_games", {}).items()},
                 other={k: v for k, v in c.items() if k not in cls.KNOWN}, record=record)
         p.next_game = p.games
         p.loss = _finite((record or {}).get("loss"))      # a resumed member keeps its last loss
@@ -330,7 +335,9 @@ class _Progress:
         with self._lock:
             c = {"games": self.games, "examples": self.examples,
                  "train_seconds": self.train_seconds, "cpu_seconds": self.cpu_seconds,
-                 "updates": self.updates, "milestones_done": list(self.milestones_done)}
+                 "updates": self.updates, "milestones_done": list(self.milestones_done),
+                 "network_version": self.network_version,
+                 "actor_games": {str(a): s for a, s in sorted(self.actor_games.items())}}
             c.update({"rng": rng} if rng is not None else {})
             c.update({"seed": self.seed, **self.other})
             if self.abandoned_games is not None:
@@ -364,14 +371,21 @@ class _Progress:
             self.next_game += 1
             return self.next_game, self.train_seconds
 
-    def count_game(self, game_id: int, examples: int, losses: list, now: float) -> dict:
+    def count_game(self, game_id: int, examples: int, losses: list, now: float,
+                   actor: tuple[int, int] | None = None, other_cpu: float = 0.0) -> dict:
         """Count a finished game whose learning ended at ``now``: the time since the previous one
-        counts. Returns what its record needs (``dt``, ``cpu``, ``train_seconds``, ``loss``)."""
+        counts, and ``other_cpu`` (the CPU seconds of the actor that played it). ``actor``: (actor,
+        its sequence number) of a game an actor played. Returns what its record needs (``dt``,
+        ``cpu``, ``train_seconds``, ``loss``, ``network_version``)."""
         cpu_now = time.process_time()
         with self._lock:
-            dt, cpu = now - self.clock, cpu_now - self.cpu
+            dt, cpu = now - self.clock, cpu_now - self.cpu + other_cpu
             self.clock, self.cpu = now, cpu_now
             self.games = game_id
+            if actor is not None:
+                self.actor_games[actor[0]] = max(self.actor_games.get(actor[0], 0), actor[1])
+            if losses:
+                self.network_version += 1
             self.examples += examples
             self.updates += len(losses)
             self.train_seconds += dt
@@ -379,7 +393,17 @@ class _Progress:
             if losses:
                 self.loss = _finite(float(np.mean(losses)))
             return {"dt": dt, "cpu": cpu, "train_seconds": self.train_seconds,
-                    "cpu_seconds": self.cpu_seconds, "loss": self.loss}
+                    "cpu_seconds": self.cpu_seconds, "loss": self.loss,
+                    "network_version": self.network_version}
+
+    def version(self) -> int:
+        with self._lock:
+            return self.network_version
+
+    def actor_counted(self, actor: int) -> int:
+        """The sequence number of the last game of ``actor`` counted (0: none)."""
+        with self._lock:
+            return self.actor_games.get(actor, 0)
 
     def keep_record(self, record: dict) -> None:
         with self._lock:
@@ -469,6 +493,8 @@ class MemberTrainer:
         self.net_spread: float | None = None             # of the last training pass (_check_spread)
         self.target_spread: float | None = None
         self.collapsed_passes = 0
+        self.actors = max(1, self.options.actors)     # 0 (auto) is resolved by training.run
+        self.play_version = 0                          # of the weights self-play uses (one actor)
 
     @property
     def progress(self) -> _Progress:
@@ -557,6 +583,9 @@ class MemberTrainer:
     def _play(self) -> None:
         """Self-play until the budget or ``max_games``; games in flight at the budget are dropped
         and their time counts (the member stops at its budget and writes the milestones due)."""
+        if self.actors > 1:
+            return self._play_actors()
+        self.play_version = self.progress.version()
         sp = self.cfg["selfplay"]
         self.write_milestones()     # a milestone reached before a kill but not yet written
         self.progress.reset_clock()
@@ -609,32 +638,164 @@ class MemberTrainer:
 
     def on_game(self, g: dict) -> None:
         g["e"] = g.get("tag", 0.0)
+        g["network_version"] = self.play_version
         self.learner.submit(g)
 
     def evaluate(self, batch):
         w = self.learner.take_snapshot()
         if w is not None:
-            self.inference.refresh(w)
+            weights, self.play_version = w
+            self.inference.refresh(weights)
         return self.inference(batch)
+
+    # ---- actors (training.actors) --------------------------------------------------------------
+    def _play_actors(self) -> None:
+        """Self-play in ``actors`` processes (``training.actors``): this process publishes the
+        network, counts the games of the inbox in order of arrival (the learner) and restarts an
+        actor killed by a signal, until the budget or ``max_games``."""
+        from training import actors as act  # lazy: only members with actors
+        sp = self.cfg["selfplay"]
+        self.write_milestones()
+        self.progress.reset_clock()
+        k = self.actors
+        table_cap = min(sp["max_nodes"], int(sp["max_mb"] * 2 ** 20 / BYTES_PER_STATE))
+        # the member's cap covers every actor: their games in flight share its self-play part
+        caps = selfplay_caps(self.info, k * self.in_flight, self.options.memory_mb,
+                             network_bytes(self.model), table_cap)
+        self.in_flight = max(1, caps["games_in_flight"] // k)
+        inbox = layout.inbox_dir(self.mdir)
+        inbox.mkdir(parents=True, exist_ok=True)
+        act.clean_inbox(inbox)
+        self.publish()
+        job = act.ActorJob(self.job.run_dir, self.job.member, 0, self.job.game, dict(sp),
+                           self.job.seed, self.job.budget, self.in_flight,
+                           max(16, min(table_cap, caps["max_nodes"])), caps["max_example_bytes"],
+                           inference=self.options.inference, backlog=2 * self.in_flight + 2,
+                           progress_seconds=self.options.progress_seconds)
+
+        def job_of(actor: int) -> act.ActorJob:
+            first = act.first_seq(inbox, actor, lambda: self.progress.actor_counted(actor))
+            return dataclasses.replace(job, actor=actor, first_seq=first)
+
+        runner = (self.job.extra["actor_runner"](k, job_of, note) if "actor_runner" in self.job.extra
+                  else act.LocalActors(k, job_of, note))
+        reporter = ProgressReporter(self.mdir, self.job.member, self.job.budget,
+                                    self.options.memory_mb, self.progress.timing,
+                                    self.progress.counters, self.report, self.writer, self.tf,
+                                    self.options.progress_seconds)
+        submitted: set[str] = set()
+        arrived = 0
+        stopped = False
+        try:
+            runner.start()
+            reporter(self._actors_progress(k, arrived, runner))
+            while self.learner.error is None:
+                if self.out_of_budget():
+                    stopped = True
+                    break
+                runner.check()
+                waiting = act.inbox_arrivals(inbox)
+                submitted &= {p.name for _, _, p in waiting}
+                new = 0
+                for actor, seq, path in waiting:
+                    if path.name in submitted:
+                        continue
+                    if seq <= self.progress.actor_counted(actor):
+                        path.unlink(missing_ok=True)     # counted before a kill: never twice
+                        continue
+                    if self.progress.start_game(self.job.budget, self.job.max_games) is None:
+                        break
+                    submitted.add(path.name)
+                    self.learner.submit({"inbox": path, "actor": actor, "seq": seq})
+                    arrived += 1
+                    new += 1
+                else:
+                    if not new:
+                        time.sleep(act.POLL_SECONDS)
+                    reporter(self._actors_progress(k, arrived, runner))
+                    continue
+                break                                   # max_games reached
+        finally:
+            runner.stop()
+            self.learner.close()
+        act.clean_inbox(inbox)
+        if stopped and self.learner.error is None:
+            left = [p for _, _, p in act.inbox_arrivals(inbox) if p.name not in submitted]
+            if self.progress.done(self.job.budget):
+                for path in left:            # finished after the budget: dropped, as in flight
+                    path.unlink(missing_ok=True)
+            self.progress.abandon(len(left) if self.progress.done(self.job.budget) else 0)
+            self._save_state()
+            self.write_milestones()
+
+    def _actors_progress(self, k: int, arrived: int, runner) -> dict:
+        """The pool counts summed over the actors' last states, with the games arrived."""
+        from training import actors as act  # lazy: only members with actors
+        states = act.actor_states(self.mdir, k)
+        keys = ("games_in_flight", "plies", "iterations", "table_states", "table_bytes",
+                "example_bytes", "memory_bytes", "eval_states", "rounds")
+        p: dict = {key: sum(int(st.get(key, 0)) for st in states) for key in keys}
+        p["longest_game"] = max([int(st.get("longest_game", 0)) for st in states] or [0])
+        p["games_finished"] = arrived
+        p["actors"] = [{key: st.get(key) for key in ("actor", "pid", "network_version", "games",
+                                                      "games_in_flight", "plies")}
+                       for st in states]
+        p["actors_alive"] = runner.alive()
+        return p
+
+    def publish(self) -> None:
+        """Publish the network for the actors (``network.h5``, atomically) with its version."""
+        if self.actors <= 1:
+            return
+        counters = self.progress.counters()
+        save_weights(layout.network_file(self.mdir), self.model,
+                     {**self.base_meta, "network": self.model.architecture.to_meta(),
+                      "planes_shape": list(self.info.planes_shape),
+                      "network_version": counters["network_version"],
+                      "train_seconds": counters["train_seconds"]}, record=False)
+        crash_point("network_published")
 
     # ---- the learner -------------------------------------------------------------------------
     def process(self, g: dict, train: bool = True):
         """One finished game: replay, a training pass (unless ``train`` is false: the async
         learner's backlog, whose last game trains for all), the state, milestones, the log.
-        Returns the weights for self-play's inference."""
+        Returns (the weights, their version) for self-play's inference. A game of an actor
+        (``{"inbox": path, "actor": a, "seq": s}``) is read from its file, counted unless it was
+        already (its sequence number), and its file deleted once the state counts it."""
+        inbox = g.get("inbox")
+        if inbox is not None:
+            if g["seq"] <= self.progress.actor_counted(g["actor"]):
+                inbox.unlink(missing_ok=True)
+                return None
+            g = self._arrival(inbox)
         game_id = self.progress.games_counted() + 1
-        self.replay.add(game_id, g["x"], g["y"], np.full(len(g["y"]), g["plies"], np.int32),
-                        {"result": g["result"], "plies": g["plies"], "game": self.info.spec,
-                         "version": self.info.version})
+        attrs = {"result": g["result"], "plies": g["plies"], "game": self.info.spec,
+                 "version": self.info.version, "actor": g.get("actor", 0),
+                 "network_version": g.get("network_version", 0)}
+        if inbox is not None:
+            attrs.update(actor_game=g["seq"], network_version_first=g["network_version_first"])
+        self.replay.add(game_id, g["x"], g["y"], np.full(len(g["y"]), g["plies"], np.int32), attrs)
         crash_point("replay_written")
         t_learn = time.perf_counter()
         losses = self._train_pass() if train else []
         now = time.perf_counter()
-        counted = self.progress.count_game(game_id, len(g["y"]), losses, now)
+        counted = (self.progress.count_game(game_id, len(g["y"]), losses, now) if inbox is None
+                   else self.progress.count_game(game_id, len(g["y"]), losses, now,
+                                                 actor=(g["actor"], g["seq"]),
+                                                 other_cpu=float(g.get("actor_cpu", 0.0))))
         record = self._record(game_id, g, counted, bool(losses), now - t_learn)
         self.progress.keep_record(record)
-        self._commit(record)
-        return model_weights(self.model)
+        self._commit(record, inbox)
+        if losses:
+            self.publish()
+        return model_weights(self.model), counted["network_version"]
+
+    def _arrival(self, path: Path) -> dict:
+        """A game of the inbox (``training.actors.read_game``), as ``process`` counts it."""
+        from training.actors import read_game  # lazy: only members with actors
+        g = read_game(path, self.info.planes_shape)
+        g["tag"] = g["e"]
+        return g
 
     # passes in a row with one output for every position of the pass's last full batch: a note
     # (a live network's output can be nearly flat for a few passes early on)
@@ -678,6 +839,9 @@ class MemberTrainer:
         # value error of the searched root values against the final outcome (mover's view)
         outcome = np.where(g["movers"] == 0, g["result"], -g["result"]).astype(np.float32)
         value_error = float(np.mean((g["root_values"] - outcome) ** 2)) if len(outcome) else 0.0
+        actor = {"actor": int(g.get("actor", 0)), "network_version": int(g.get("network_version", 0))}
+        if "seq" in g:
+            actor.update(actor_game=int(g["seq"]), network_version_first=int(g["network_version_first"]))
         return finite_record({"member": self.job.member, "game": game_id, "plies": g["plies"],
                 "result": g["result"], "examples": n, "loss": counted["loss"],
                 "value_error": value_error, "seconds": dt,
@@ -689,13 +853,15 @@ class MemberTrainer:
                 "evaluations": int(self.inference.states), "inference": self.inference.name,
                 "trained": trained, "replay_size": self.replay.size,
                 "net_spread": self.net_spread, "target_spread": self.target_spread,
-                "replay_bytes": self.replay.nbytes})
+                "replay_bytes": self.replay.nbytes, "actors": self.actors, **actor})
 
-    def _commit(self, record: dict) -> None:
-        """The game counts once the state holding it is saved; then milestones, its log line and
-        TensorBoard scalars, and the report."""
+    def _commit(self, record: dict, inbox: Path | None = None) -> None:
+        """The game counts once the state holding it is saved; then its inbox file (an actor's
+        game) goes, then milestones, its log line and TensorBoard scalars, and the report."""
         self._save_state()
         crash_point("state_saved")
+        if inbox is not None:
+            inbox.unlink(missing_ok=True)
         self.replay.trim_files()          # the games that left the window: only now
         milestones = self.write_milestones()
         append_json(layout.log_file(self.mdir), record)

@@ -44,8 +44,10 @@ def train(game, config_path, population, budget, milestones, workers, out, seed,
     for note in plan.notes:
         click.echo(note, err=True)
     plan.run_dir.mkdir(parents=True, exist_ok=True)     # an unusable --out fails here, before any work
+    actors, why = plan.actors
     click.echo(f"training {plan.population} network(s) of {plan.game} for {plan.budget:.0f} s each "
-               f"(milestones {', '.join(plan.milestone_names)}) in {plan.run_dir}; config {plan.config_path}")
+               f"(milestones {', '.join(plan.milestone_names)}) in {plan.run_dir}; config {plan.config_path}"
+               + (f"; {why}" if why else f"; {actors} self-play actors each" if actors > 1 else ""))
     results = plan.run()
     plan.record_milestones()
     for i, r in enumerate(results):
