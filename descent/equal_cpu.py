@@ -30,6 +30,8 @@ from pathlib import Path
 
 import games
 from games import validate as v
+from search_ext.agents import AgentSpecError, parse_agent
+from descent.match import make_opening
 from training import layout
 from training.fileio import write_json
 
@@ -55,7 +57,7 @@ def record_path(run_dir, reference: str) -> Path:
 def _moves_cpu(game: str, spec: str, opening: list[str], max_moves: int, seed: int):
     """One game of ``spec`` against itself from ``opening``: each move's CPU seconds and the
     positions (move lists) it was chosen in."""
-    from descent.networks import make_agent    # lazy: loads the networks' runtime
+    from descent.networks import make_agent  # lazy: the networks' runtime, only when measuring
     info = games.load(game)
     agent = make_agent(spec, info)
     agent.reset(seed)
@@ -82,8 +84,7 @@ def measure(game: str, reference: str, nets: list[str], games_per_net: int = 2, 
             echo=print) -> dict:
     """Measure the reference's CPU per move and plain MCTS's iterations per CPU-second on the
     same positions (see the module's text); returns the record."""
-    from descent.match import make_opening
-    from descent.networks import make_agent
+    from descent.networks import make_agent  # lazy: the networks' runtime, only when measuring
     game = games.load(game).spec
     per_move: list[float] = []
     pos: list[list[str]] = []
@@ -137,7 +138,6 @@ def equal_cpu_budget(run_dir, game: str, budget: str, nets: list[str], seed: int
                      error: type = ValueError) -> tuple[str, dict]:
     """The opponent budget ``iterations=N`` for ``equal-cpu=SPEC`` in this run: read from its
     record, or measured once and recorded. Returns (budget, record)."""
-    from search_ext.agents import AgentSpecError, parse_agent
     reference = reference_of(budget)
     try:
         name, opts = parse_agent(reference)

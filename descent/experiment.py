@@ -18,10 +18,14 @@ The file (TOML; see ``configs/experiments/minibal-cpu.toml``)::
     [[opponents]] kind ('pool' or 'mcts'), budget, games_per_pair  (one table per opponent)
     [[games]]     spec, config (default: configs/<game>.toml), budget and milestones (this game's
                   own, instead of [train]'s: a game that needs longer training; raising them later
-                  continues the same members, and rank and evaluate then use the new milestones)
+                  continues the same members, and rank and evaluate then use the new milestones),
+                  from (an exported run, e.g. results/training-runs/NAME: copied to the game's run
+                  directory when that holds no run yet, so that an experiment on committed networks
+                  needs no step by hand)
 """
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -41,7 +45,7 @@ _KEYS: dict[str, dict[str, type]] = {
     "evaluate": {"algorithms": list, "budgets": list, "opening_plies": int},
 }
 _LISTS: dict[str, dict[str, type]] = {"opponents": {"kind": str, "budget": str, "games_per_pair": int},
-          "games": {"spec": str, "config": str, "budget": str, "milestones": str}}
+          "games": {"spec": str, "config": str, "budget": str, "milestones": str, "from": str}}
 _DEFAULTS: dict[str, dict[str, object]] = {"experiment": {"seed": 0, "workers": 1, "runs": "checkpoints/experiments", "report": "results"},
              "train": {"workers": 1},
              "rank": {"games_per_pair": 16, "opening_plies": 4},
@@ -98,6 +102,23 @@ def load_experiment(path) -> dict:
     return out
 
 
+def _restore(src: Path, run_dir: Path, path, echo) -> None:
+    """Copy an exported run (``[[games]] from``) to ``run_dir``: under a temporary name, then
+    renamed, so that an interrupted copy is never taken for a run."""
+    if not layout.is_run(src):
+        raise ExperimentError(f"{path}: games.from {str(src)!r} is not an exported run (no run.json there)")
+    if run_dir.exists() and any(run_dir.iterdir()):
+        raise ExperimentError(f"{run_dir}: not empty and not a run; move it aside to restore {src} there")
+    tmp = run_dir.with_name(run_dir.name + ".restoring")
+    if tmp.exists():
+        shutil.rmtree(tmp)                 # a copy interrupted earlier
+    shutil.copytree(src, tmp)
+    if run_dir.exists():
+        run_dir.rmdir()
+    tmp.rename(run_dir)
+    echo(f"[restore] {src} -> {run_dir}")
+
+
 def run_experiment(path, runs: str | None = None, report: str | None = None, stages=("train", "rank",
                    "evaluate", "report"), echo=print, ray_address: str | None = None,
                    only_games: list[str] | None = None, ray_ship: bool = False,
@@ -112,6 +133,10 @@ def run_experiment(path, runs: str | None = None, report: str | None = None, sta
     wanted = {_games.load(x).spec for x in only_games} if only_games else None
     if wanted and not wanted <= {g["spec"] for g in exp["games"]}:
         raise ExperimentError(f"{path}: no [[games]] entry for {', '.join(sorted(wanted))}")
+    for g in exp["games"]:             # exported runs first: the plans read what is there
+        run_dir = runs_root / layout.run_dir_name(g["spec"])
+        if g.get("from") and (not wanted or g["spec"] in wanted) and not layout.is_run(run_dir):
+            _restore(Path(g["from"]), run_dir, path, echo)
     plans = {g["spec"]: build_plan(g["spec"], config=g.get("config"), population=t["population"],
                                    budget=g.get("budget", t["budget"]),
                                    milestones=g.get("milestones", t["milestones"]), workers=t["workers"],

@@ -616,6 +616,23 @@ spec = "tic_tac_toe"
     bad.write_text(exp.read_text().replace("[rank]", "[rank]\nplies = 3"))
     r = descent("experiment", str(bad))
     assert r.returncode == 2 and "unknown key 'rank.plies'" in r.stderr and r.stderr.count("\n") == 1
+    # [[games]] from: an exported run is copied to an empty runs folder by the first run, then used
+    fresh = tmp_path / "fresh"
+    restored = tmp_path / "restored.toml"
+    restored.write_text(exp.read_text().replace(f'runs = "{runs}"', f'runs = "{fresh}"')
+                        .replace('spec = "tic_tac_toe"', f'spec = "tic_tac_toe"\nfrom = "{fake_run}"'))
+    r = descent("experiment", str(restored), "--stage", "rank")
+    assert r.returncode == 0, r.stderr
+    assert f"[restore] {fake_run} -> {fresh / 'tic_tac_toe'}" in r.stdout
+    assert (fresh / "tic_tac_toe" / "pools.json").exists() and not (fresh / "tic_tac_toe").is_symlink()
+    assert not list(fresh.glob("*.restoring"))
+    r = descent("experiment", str(restored), "--stage", "rank")
+    assert r.returncode == 0 and "[restore]" not in r.stdout          # a run is there: nothing copied
+    missing = tmp_path / "missing.toml"
+    missing.write_text(restored.read_text().replace(f'runs = "{fresh}"', f'runs = "{tmp_path / "other"}"')
+                       .replace(f'from = "{fake_run}"', f'from = "{tmp_path / "nowhere"}"'))
+    r = descent("experiment", str(missing), "--stage", "rank")
+    assert r.returncode == 2 and "is not an exported run" in r.stderr and r.stderr.count("\n") == 1
 
 
 def test_milestones_from_the_run_record_and_same_state_flag(tmp_path):
