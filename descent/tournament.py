@@ -111,7 +111,9 @@ def select_members(run_dir: Path, game: str, allow_untrained: bool = False, earl
     and ``final`` name two of the run's milestones instead of its first and last (a run with
     milestones 10m,35m,120m ranks its 120m networks with the 35m ones as the low pool: 35:120 is
     the Minibal paper's 20:70); a member then needs only those two. ``ProtocolError`` when the run
-    has no such milestone or ``early`` does not come before ``final``.
+    has no such milestone or ``early`` comes after ``final``; ``early`` equal to ``final`` keeps the
+    low pool at its final networks (pools as close as the ranking alone makes them: the strength
+    gap without the training time between the milestones).
 
     Returns ``{"milestones": [...], "early": {m: Net}, "final": {m: Net}, "excluded": [{member,
     has, missing}], "untrained": [{member, net, games, examples}], "undertrained": [{member, net,
@@ -140,8 +142,8 @@ def select_members(run_dir: Path, game: str, allow_untrained: bool = False, earl
             if x not in names:
                 raise ProtocolError(f"{run_dir}: {opt} {x!r} is not a milestone of the run (it has "
                                     f"{', '.join(names) or 'none'})")
-        if names.index(chosen[0]) >= names.index(chosen[1]):
-            raise ProtocolError(f"{run_dir}: --early {chosen[0]!r} must come before --final {chosen[1]!r} "
+        if names.index(chosen[0]) > names.index(chosen[1]):
+            raise ProtocolError(f"{run_dir}: --early {chosen[0]!r} must not come after --final {chosen[1]!r} "
                                 f"(the run's milestones: {', '.join(names)})")
         names = [x for x in chosen if x is not None]      # all of them (checked above)
     early_nets: dict[int, Net] = {}

@@ -793,8 +793,10 @@ def test_rank_early_and_final_milestones_by_name(tmp_path):
     assert {n.milestone for n in sel["early"].values()} == {"b"}
     assert {n.milestone for n in sel["final"].values()} == {"c"}
     assert select_members(tmp_path, "tic_tac_toe", early="a", final="b")["milestones"] == ["a", "b"]
-    with pytest.raises(ProtocolError, match="must come before"):
+    with pytest.raises(ProtocolError, match="must not come after"):
         select_members(tmp_path, "tic_tac_toe", early="c", final="b")
+    close = select_members(tmp_path, "tic_tac_toe", early="c", final="c")    # the low pool not reverted
+    assert all(close["early"][m].path == close["final"][m].path for m in close["final"]) and not close["same_state"]
     r = descent("rank", "tic_tac_toe", "--run", str(tmp_path), "--early", "20d", *RANK)
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert "--early '20d' is not a milestone of the run (it has a, b, c)" in r.stderr

@@ -113,7 +113,8 @@ def print_pools(pools):
 @click.option("--allow-untrained", is_flag=True,
               help="Also rank members whose final checkpoint never saw a self-play game.")
 @click.option("--early", default=None, metavar="MILESTONE",
-              help="The low pool's milestone (default: the run's first), e.g. 35m of 10m,35m,120m.")
+              help="The low pool's milestone (default: the run's first), e.g. 35m of 10m,35m,120m; "
+                   "the same as --final keeps the low pool at its final networks (pools closer together).")
 @click.option("--final", default=None, metavar="MILESTONE",
               help="The milestone ranked and kept in the high pool (default: the run's last).")
 def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_address, allow_untrained,
