@@ -60,7 +60,7 @@ from typing import Any
 import games
 from search_ext.agents import BestFirstAgent
 from search_ext.agents import parse_agent
-from search_ext.batcher import DEFAULT_CACHE_STATES, Batcher
+from search_ext.batcher import DEFAULT_CACHE_STATES, Batcher, PyWalker
 from search_ext.engine_spec import ENGINE_KINDS
 from descent.gamerecord import GameRecord, game_seed
 from descent.protocols.outside import EngineError
@@ -234,7 +234,7 @@ def _network_key(agent):
     return ("fn", id(agent.values))
 
 
-class _Game:
+class _Game(PyWalker):
     """One game coroutine in flight, a walker of the batcher (``search_ext.batcher``): a step
     runs the game until its current search waits for values or the game is over."""
     __slots__ = ("key", "co", "agent", "ev", "result")

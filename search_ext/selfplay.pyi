@@ -7,17 +7,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from games.registry import GameInfo
-from search_ext.batcher import Batcher
+from search_ext.batcher import Batcher, Walker
 from search_ext.descent_core import ordinal_probabilities as ordinal_probabilities
 from search_ext.descent_core import sample_ranks as sample_ranks
 
 __all__ = ["SelfPlayPool", "ordinal_probabilities", "sample_ranks"]
 
-class Slot:
+class Slot(Walker):                 # a walker of search_ext.batcher.Batcher (compiled methods)
     def __init__(self, info: GameInfo, max_nodes: int) -> None: ...
-    # a walker of search_ext.batcher.Batcher
-    def step(self, batcher: Batcher) -> bool: ...
-    def supply(self, values: NDArray[np.float32], offset: int, seconds: float) -> None: ...
 
 class SelfPlayPool:
     @property

@@ -54,7 +54,7 @@ from search_ext.descent_core cimport (
 from search_ext.descent_core import ordinal_probabilities, sample_ranks
 from games import validate
 from games.errors import GameError
-from search_ext.batcher import Batcher
+from search_ext.batcher cimport Batcher, Evaluation, Walker
 
 __all__ = ["SelfPlayPool", "ordinal_probabilities", "sample_ranks"]
 
@@ -81,7 +81,7 @@ cdef object handed_over(float* p, tuple shape):
     return np.asarray(a)
 
 
-cdef class Slot:
+cdef class Slot(Walker):
     cdef State s                 # the game position
     cdef State cur               # the iteration's walker (equals s between iterations)
     cdef State base              # the position of the last compaction: the tree's top
@@ -95,7 +95,7 @@ cdef class Slot:
     cdef bint in_iter
     cdef long iters_move
     cdef double move_t0
-    cdef int pending_n, pending_off
+    cdef int pending_n
     cdef int* kids
     cdef action_t* acts
     cdef uint64_t rng
@@ -113,7 +113,7 @@ cdef class Slot:
     cdef Examples ex             # the game's tree-learning examples so far
     cdef double t_start
     cdef SelfPlayPool pool       # the pool that plays it (its budget and upkeep)
-    cdef object ev               # the pool's evaluation (search_ext.batcher.Evaluation)
+    cdef Evaluation ev           # the pool's evaluation: the round's buffer of planes
 
     def __cinit__(self, object info, long max_nodes):
         self.tree = Table(max_nodes, NO_EDGE_CAP)
@@ -140,26 +140,25 @@ cdef class Slot:
         examples_free(&self.ex)
 
     # ---- a walker of the batcher (search_ext.batcher) ----------------------------------------------
-    def step(self, batcher):
-        """Play on until the walk waits for values (True: its children's planes written to the
-        evaluation's buffer and claimed) or the game is over (False)."""
-        ev = self.ev
-        cdef float[:, :, :, ::1] buf = ev.buf
-        cdef int off = ev.n, rc
+    cdef int step_c(self, Batcher batcher) except -1:
+        """Play on until the walk waits for values (1: its children's planes written to the
+        evaluation's buffer and claimed) or the game is over (0)."""
+        cdef Evaluation ev = self.ev
+        cdef int rc
         with nogil:
-            rc = self.pool.advance(self, &buf[0, 0, 0, 0], off)
+            rc = self.pool.advance(self, ev.bufp, ev.n)
         if rc == ADV_EVAL:
-            ev.claim(self, self.pending_n)
-            return True
+            ev.claim_c(self, self.pending_n)
+            return 1
         if rc == ADV_DONE:
-            return False
+            return 0
         raise MemoryError("self-play: out of memory")
 
-    def supply(self, const float[::1] values, int offset, double seconds):
-        """The values of the states the walk waits for, at ``values[offset:]``."""
+    cdef int supply_c(self, object values, const float* p, double seconds) except -1:
         with nogil:
-            self.walk.supply(&values[offset])
+            self.walk.supply(p)
         self.pending_n = 0
+        return 0
 
 
 cdef class SelfPlayPool:
@@ -184,8 +183,8 @@ cdef class SelfPlayPool:
     cdef readonly long compact_at
     cdef readonly long max_example_bytes
     cdef list slots
-    cdef readonly object batcher        # search_ext.batcher.Batcher: the rounds, the evaluator's cache
-    cdef object ev
+    cdef readonly Batcher batcher       # the rounds, the evaluator's cache (search_ext.batcher)
+    cdef Evaluation ev
     cdef int branching, enc_size
     cdef readonly long games_finished, plies_finished, iterations_finished
     cdef int n_live
@@ -253,9 +252,8 @@ cdef class SelfPlayPool:
 
     cdef long buffer_bytes(self):
         """The evaluation's buffers and the value cache."""
-        ev = self.ev
-        cache = ev.cache
-        return ev.buf.nbytes + ev.ask.nbytes + ev.values.nbytes + (cache.bytes if cache is not None else 0)
+        cache = self.ev.cache
+        return self.ev.nbytes + (cache.bytes if cache is not None else 0)
 
     def memory_bytes(self) -> int:
         """Bytes held now by the tables, the pending examples, the batch buffers and the cache."""
@@ -466,7 +464,6 @@ cdef class SelfPlayPool:
             rc = g.walk.step(batch + <long>off * self.enc_size)
             if rc == WALK_EVAL:
                 g.pending_n = g.walk.n_pend
-                g.pending_off = off
                 return ADV_EVAL
             g.in_iter = False
             if rc == WALK_DONE:
