@@ -23,6 +23,7 @@ last copy. See docs/cluster.md, "What is synced where".
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -476,6 +477,8 @@ def train_members_ray(jobs, address: str | None, on_record, ship: bool = False,
                 on_sync(info)
 
     for job in jobs:
+        if int(job.extra.get("actors", 1)) > 1:       # the member's actors are Ray actors
+            job.extra = dict(job.extra, actor_runner=RayActors)
         submit(job)
     while refs:
         done, _ = ray.wait(list(refs), num_returns=1, timeout=0.2)
@@ -502,3 +505,177 @@ def train_members_ray(jobs, address: str | None, on_record, ship: bool = False,
                 submit(job)                        # from what the driver has now
     drain()
     return [results[j.member] for j in jobs]
+
+
+# ---- a member's actors ------------------------------------------------------------------------------
+
+class _ActorBody:
+    """One self-play actor of a member (``training.actors.Actor``) as a Ray actor: it plays in a
+    thread with the network last given to ``set_network`` (its bytes, written to a scratch file
+    on its node) and keeps its finished games until ``take`` returns them."""
+
+    def __init__(self, job: dict):
+        from training.actors import Actor, ActorJob  # lazy: on the actor's node
+        self.dir = Path(tempfile.mkdtemp(prefix="descent-actor-"))
+        self.cond = threading.Condition()
+        self.games: list = []
+        self.error: BaseException | None = None
+        self.stopping = False
+        self.actor = Actor(ActorJob(**dict(job, network=str(self.dir / "network.h5"), parent=0)),
+                           ship=self._ship, waiting=self._waiting, stop=lambda: self.stopping)
+        self.thread = threading.Thread(target=self._run, name="actor", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.actor.run(write_status=False)
+        except BaseException as exc:         # returned by the next take()
+            with self.cond:
+                self.error = exc
+                self.cond.notify_all()
+
+    def _ship(self, rec: dict) -> None:
+        with self.cond:
+            self.games.append(rec)
+            self.cond.notify_all()
+
+    def _waiting(self) -> int:
+        with self.cond:
+            return len(self.games)
+
+    def set_network(self, data: bytes) -> None:
+        write_bytes(self.dir / "network.h5", data)
+
+    def take(self, wait: float = 1.0) -> list:
+        """The games finished since the last call (waiting up to ``wait`` seconds for one)."""
+        with self.cond:
+            self.cond.wait_for(lambda: self.games or self.error is not None or self.stopping,
+                               timeout=wait)
+            out, self.games = self.games, []
+            if self.error is not None and not out:
+                raise self.error
+            return out
+
+    def state(self) -> dict:
+        return self.actor.status()
+
+    def stop(self) -> list:
+        """Stop playing (the games in flight are dropped); the games not yet taken."""
+        self.stopping = True
+        self.thread.join(60)
+        with self.cond:
+            out, self.games = self.games, []
+            self.cond.notify_all()
+        import shutil  # lazy: only at the end
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return out
+
+
+class RayActors:
+    """A member's K actors as Ray actors (one CPU each, anywhere on the cluster), with the
+    interface of ``training.actors.LocalActors``: ``check()`` sends a newly published network to
+    every actor, writes the games they return into the member's inbox (where the learner counts
+    them as it counts a local actor's) and starts an actor lost with its node again (its games in
+    flight are lost; a note); ``stop()`` takes their last games and ends them."""
+
+    MAX_RESTARTS = 100
+    TAKE_SECONDS = 1.0
+
+    def __init__(self, k: int, job, note=None):
+        import ray  # lazy: Ray
+        self.ray = ray
+        self.k, self.job, self.note = k, job, note or (lambda msg: None)
+        self.cls: Any = ray.remote(_ActorBody)       # one CPU; take() beside set_network()
+        self.handles: dict = {}
+        self.pending: dict = {}             # take() ref -> actor
+        self.restarts = 0
+        self.stamp: tuple | None = None
+        self.net_ref: Any = None
+        self.inbox: Path | None = None
+        self.net: Path | None = None
+
+    def _spawn(self, actor: int) -> None:
+        from training import layout  # lazy: only members with actors on Ray
+        job = self.job(actor)
+        mdir = layout.member_dir(job.run_dir, job.member)
+        self.inbox, self.net = layout.inbox_dir(mdir), layout.network_file(mdir)
+        import dataclasses  # lazy: only members with actors on Ray
+        h = self.cls.options(num_cpus=1, max_restarts=0, max_concurrency=4).remote(
+            dataclasses.asdict(job))
+        self.handles[actor] = h
+        if self.net_ref is not None:
+            h.set_network.remote(self.net_ref)
+        self.pending[h.take.remote(self.TAKE_SECONDS)] = actor
+
+    def start(self) -> None:
+        for a in range(self.k):
+            self._spawn(a)
+        self._publish()
+
+    def _publish(self) -> None:
+        try:
+            st = self.net.stat() if self.net is not None else None
+        except FileNotFoundError:
+            return
+        if st is None:
+            return
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if stamp == self.stamp:
+            return
+        assert self.net is not None
+        self.stamp, self.net_ref = stamp, self.ray.put(self.net.read_bytes())
+        for h in self.handles.values():
+            h.set_network.remote(self.net_ref)
+
+    def _receive(self, actor: int, games: list) -> None:
+        from training.actors import write_game  # lazy: only members with actors on Ray
+        assert self.inbox is not None
+        for rec in games:
+            write_game(self.inbox, actor, rec["seq"], rec)
+
+    def check(self) -> None:
+        from ray.exceptions import RayError, RayTaskError  # lazy: Ray
+        self._publish()
+        if not self.pending:
+            return
+        done, _ = self.ray.wait(list(self.pending), num_returns=len(self.pending), timeout=0)
+        for ref in done:
+            actor = self.pending.pop(ref)
+            try:
+                games = self.ray.get(ref)
+            except RayTaskError as exc:       # the actor's own error
+                raise RuntimeError(validate.one_line(
+                    f"actor {actor}: {type(exc.cause).__name__}: {exc.cause}")) from None
+            except RayError as exc:
+                self.handles.pop(actor, None)
+                if self.restarts >= self.MAX_RESTARTS:
+                    self.note(f"actor {actor} lost ({type(exc).__name__}); going on with "
+                              f"{len(self.handles)} actor(s)")
+                    continue
+                self.restarts += 1
+                self.note(f"actor {actor} lost with its node ({type(exc).__name__}); its games in "
+                          f"flight are lost, starting it again")
+                self._spawn(actor)
+                continue
+            self._receive(actor, games)
+            self.pending[self.handles[actor].take.remote(self.TAKE_SECONDS)] = actor
+
+    def alive(self) -> int:
+        return len(self.handles)
+
+    def stop(self) -> None:
+        from ray.exceptions import RayError  # lazy: Ray
+        for ref, actor in list(self.pending.items()):
+            try:
+                self._receive(actor, self.ray.get(ref, timeout=60))
+            except RayError:
+                pass
+        self.pending.clear()
+        for actor, h in list(self.handles.items()):
+            try:
+                self._receive(actor, self.ray.get(h.stop.remote(), timeout=120))
+            except RayError:
+                pass
+            with contextlib.suppress(Exception):
+                self.ray.kill(h)
+        self.handles.clear()
