@@ -28,10 +28,9 @@ methods; one written in Python subclasses ``PyWalker`` and defines
 * ``supply(values, offset, seconds)``: the values of its ``k`` states at ``values[offset:]``, and
   its share of the call's seconds.
 """
-import time
-
 import numpy as np
 
+from search_ext.clock cimport now
 from search_ext.valuecache import ValueCache
 
 DEFAULT_CACHE_STATES = 500_000   # values kept per evaluator and generation (two: 32 MB)
@@ -74,6 +73,7 @@ cdef class Evaluation:
         """The values of ``buf[:n]`` (each state's mover's view), the number of states the
         evaluator was asked for, and the call's seconds."""
         cdef int n = self.n, k
+        cdef double t0, dt
         if self.refresh is not None and self.refresh() and self.cache is not None:
             self.cache.clear()            # new weights: the values kept are another network's
         if self.cache is None:
@@ -83,9 +83,12 @@ cdef class Evaluation:
             if k == 0:
                 return self.values, 0, 0.0
             ask = self.ask[:k].reshape((k,) + self.buf.shape[1:])
-        t0 = time.perf_counter()
-        out = np.ascontiguousarray(np.asarray(self.fn(ask), dtype=np.float32).reshape(-1))
-        dt = time.perf_counter() - t0
+        t0 = now()
+        out = self.fn(ask)
+        dt = now() - t0
+        if not (type(out) is np.ndarray and out.dtype == np.float32 and out.ndim == 1
+                and out.flags.c_contiguous):
+            out = np.ascontiguousarray(np.asarray(out, dtype=np.float32).reshape(-1))
         if out.shape[0] != k:
             raise ValueError(f"the evaluator returned {out.shape[0]} values for {k} states")
         if self.cache is None:
@@ -161,6 +164,9 @@ cdef class Batcher:
         cdef float[::1] vv
         self.live = live
         self.given_up = []
+        for ev in self.evaluations.values():      # a play that ended by an error left its claims
+            ev.n = 0
+            ev.waiting.clear()
         while len(live) < self.in_flight:
             w = start()
             if w is None:
@@ -174,9 +180,6 @@ cdef class Batcher:
                 self.given_up = list(live)
                 live.clear()
                 return
-            for ev in self.evaluations.values():
-                ev.n = 0
-                ev.waiting.clear()
             ended = []
             for w in live:
                 if not w.step_c(self):
@@ -192,6 +195,8 @@ cdef class Batcher:
                 vv = values
                 for w in ev.waiting:
                     w.supply_c(values, &vv[w.off], dt * w.k / ev.n)
+                ev.n = 0
+                ev.waiting.clear()
             self.rounds += 1
             for w in ended:
                 live.remove(w)
