@@ -10,13 +10,13 @@ network calls and states per example, the share of states the cache answered, an
 two sides played the same moves (they do when the network's values do not depend on the batch;
 ONNX Runtime's may differ in the last bits between batch sizes, which can change a move).
 
-    python -m bench.bench_selfplay_cache --games 8 --in-flight 8 --iterations 30 --repeats 3 \\
-        --json bench/results_selfplay_cache.json
+    python -m bench.bench_selfplay_cache --games 8 --in-flight 8 --repeats 3
 """
 from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 
 import games
@@ -25,8 +25,10 @@ from search_ext.selfplay import SelfPlayPool
 from training.inference import make_inference
 from training.network import read_network
 
-GAMES = {"reversi(size=6)": "reversi_size-6", "breakthrough(rows=6,cols=6)": "breakthrough_rows-6_cols-6",
-         "havannah(base=4)": "havannah_base-4"}
+# game -> (shipped network, iterations a move: havannah's Descent iterations run to the end of a long
+# game, so fewer)
+GAMES = {"reversi(size=6)": ("reversi_size-6", 30), "breakthrough(rows=6,cols=6)": ("breakthrough_rows-6_cols-6", 30),
+         "havannah(base=4)": ("havannah_base-4", 5)}
 
 
 def play(info, values, n_games: int, in_flight: int, iterations: int, cache_states: int) -> dict:
@@ -49,24 +51,25 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--games", type=int, default=8, help="games per side and repeat")
     ap.add_argument("--in-flight", type=int, default=8)
-    ap.add_argument("--iterations", type=int, default=30)
+    ap.add_argument("--iterations", type=int, default=0, help="iterations a move (default: the game's)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--cache-states", type=int, default=500_000)
     ap.add_argument("--only", default="", help="these game specs (comma separated)")
     ap.add_argument("--json", default=str(BENCH / "results_selfplay_cache.json"))
     a = ap.parse_args(argv)
     rows = []
-    for spec, slug in GAMES.items():
+    for spec, (slug, iterations) in GAMES.items():
         if a.only and spec not in a.only.split(","):
             continue
+        iterations = a.iterations or iterations
         info = games.load(spec)
         net = read_network(ROOT / "checkpoints" / "shipped" / slug / "final.weights.h5", info)
         inf = make_inference(net, "onnx", threads=1)
         sides: dict = {"before": [], "after": []}
         for _ in range(a.repeats):                 # interleaved: the machine's load hits both sides
-            sides["before"].append(play(info, inf, a.games, a.in_flight, a.iterations, 0))
-            sides["after"].append(play(info, inf, a.games, a.in_flight, a.iterations, a.cache_states))
-        row = {"game": spec, "backend": getattr(inf, "name", type(inf).__name__)}
+            sides["before"].append(play(info, inf, a.games, a.in_flight, iterations, 0))
+            sides["after"].append(play(info, inf, a.games, a.in_flight, iterations, a.cache_states))
+        row = {"game": spec, "iterations": iterations, "backend": getattr(inf, "name", type(inf).__name__)}
         for side, runs in sides.items():
             for k in ("examples_per_cpu_s", "calls_per_example", "net_states_per_example", "cached_share"):
                 row[f"{side}_{k}"] = round(statistics.median(r[k] for r in runs), 4)
@@ -77,8 +80,9 @@ def main(argv=None) -> int:
         rows.append(row)
         print({k: v for k, v in row.items()}, flush=True)
     write_results(a.json, {"meta": {**machine(), "games": a.games, "in_flight": a.in_flight,
-                                    "iterations": a.iterations, "repeats": a.repeats,
-                                    "cache_states": a.cache_states}, "rows": rows})
+                                    "repeats": a.repeats, "cache_states": a.cache_states,
+                                    "command": "python -m bench.bench_selfplay_cache " + " ".join(argv or sys.argv[1:])},
+                           "rows": rows})
     return 0
 
 
