@@ -264,3 +264,24 @@ def test_the_inbox_files_round_trip(tmp_path):
     assert np.array_equal(back["x"], x) and back["network_version"] == 4
     assert (back["actor"], back["seq"], back["network_version_first"], back["e"]) == (4, 1, 3, 0.5)
     assert os.listdir(tmp_path) and not [p for p in os.listdir(tmp_path) if ".tmp" in p]
+
+
+def test_at_the_budget_the_actors_stop_and_their_waiting_games_are_dropped(tmp_path, cfg):
+    """A member whose budget is spent stops its actors at once; games still in the inbox are
+    dropped like games in flight (``abandoned_games``), the counted ones stay, nothing is left
+    behind, and a further rerun has nothing to do."""
+    run = tmp_path / "run"
+    mdir = run / "member_00"
+    assert descent(run_args(run, cfg, 3)).returncode == 0
+    args = run_args(run, cfg, 0)
+    args[args.index("--budget") + 1] = "0.001s"
+    args[args.index("--milestones") + 1] = "0.001s"
+    r = descent(args)
+    assert r.returncode == 0, r.stderr
+    status = json.loads((mdir / "status.json").read_text())
+    assert status["done"] is True and status["games"] == 3
+    assert inbox_games(mdir) == [] and not list(mdir.rglob(".*.tmp*"))
+    assert check_final(mdir) == 3
+    wait_dead(mdir)
+    r = descent(args)
+    assert r.returncode == 0 and json.loads((mdir / "status.json").read_text())["games"] == 3
