@@ -12,7 +12,9 @@ The file (TOML; see ``configs/experiments/minibal-cpu.toml``)::
     [experiment]  name, seed, workers (match worker processes), runs (folder of the run
                   directories, one per game, named as ``descent train`` names them), report (folder)
     [train]       population, budget, milestones, workers
-    [rank]        agent, games_per_pair, opening_plies
+    [rank]        agent, games_per_pair, opening_plies, early and final (two milestones of the runs
+                  instead of their first and last, as ``descent rank --early/--final``: the same one
+                  twice keeps the low pool at its final networks)
     [evaluate]    algorithms (list of specs), budgets (list: 'time=S' or 'iterations=N'),
                   opening_plies
     [[opponents]] kind ('pool' or 'mcts'), budget, games_per_pair  (one table per opponent)
@@ -41,14 +43,14 @@ from descent.tournament import evaluate, rank
 _KEYS: dict[str, dict[str, type]] = {
     "experiment": {"name": str, "seed": int, "workers": int, "runs": str, "report": str},
     "train": {"population": int, "budget": str, "milestones": str, "workers": int},
-    "rank": {"agent": str, "games_per_pair": int, "opening_plies": int},
+    "rank": {"agent": str, "games_per_pair": int, "opening_plies": int, "early": str, "final": str},
     "evaluate": {"algorithms": list, "budgets": list, "opening_plies": int},
 }
 _LISTS: dict[str, dict[str, type]] = {"opponents": {"kind": str, "budget": str, "games_per_pair": int},
           "games": {"spec": str, "config": str, "budget": str, "milestones": str, "from": str}}
 _DEFAULTS: dict[str, dict[str, object]] = {"experiment": {"seed": 0, "workers": 1, "runs": "checkpoints/experiments", "report": "results"},
              "train": {"workers": 1},
-             "rank": {"games_per_pair": 16, "opening_plies": 4},
+             "rank": {"games_per_pair": 16, "opening_plies": 4, "early": "", "final": ""},
              "evaluate": {"opening_plies": 4}}
 
 
@@ -168,7 +170,7 @@ def run_experiment(path, runs: str | None = None, report: str | None = None, sta
             echo(f"[rank] {spec}: {r['agent']}, {r['games_per_pair']} games per pair, "
                  f"{r['opening_plies']} opening plies")
             rank(run_dir, spec, r["agent"], r["games_per_pair"], r["opening_plies"], e["workers"], e["seed"],
-                 echo=echo, ray_address=plan.ray)
+                 echo=echo, ray_address=plan.ray, early=r["early"] or None, final=r["final"] or None)
             echo("\n".join(pools_summary(run_dir)))
         if "evaluate" in stages:
             for o in exp["opponents"]:

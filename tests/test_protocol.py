@@ -628,6 +628,12 @@ spec = "tic_tac_toe"
     assert not list(fresh.glob("*.restoring"))
     r = descent("experiment", str(restored), "--stage", "rank")
     assert r.returncode == 0 and "[restore]" not in r.stdout          # a run is there: nothing copied
+    # [rank] early = final: the low pool keeps its final networks (pools closer together)
+    restored.write_text(restored.read_text().replace("[rank]", '[rank]\nearly = "final"\nfinal = "final"'))
+    r = descent("experiment", str(restored), "--stage", "rank")
+    assert r.returncode == 0, r.stderr
+    pools = json.loads((fresh / "tic_tac_toe" / "pools.json").read_text())
+    assert {p["net"].split("@")[1] for p in pools["low"] + pools["high"]} == {"final"}
     missing = tmp_path / "missing.toml"
     missing.write_text(restored.read_text().replace(f'runs = "{fresh}"', f'runs = "{tmp_path / "other"}"')
                        .replace(f'from = "{fake_run}"', f'from = "{tmp_path / "nowhere"}"'))
