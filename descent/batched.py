@@ -290,6 +290,7 @@ def drive(jobs, games_in_flight: int = DEFAULT_GAMES_IN_FLIGHT, stats: dict | No
                          cached=batcher.cached)
 
     for game in batcher.play(start, before_round=note):
+        assert isinstance(game, _Game)          # the walkers are the games start() made
         note()
         yield game.key, game.result
     note()
