@@ -26,7 +26,8 @@ from training import fileio, layout
 from descent.calibrate import side_by_side
 from descent.equal_cpu import is_equal_cpu, reference_of
 from descent.results import ResultsDB
-from descent.stats import Interval, average_intervals, cluster_interval, interval_from_bounds, network_interval
+from descent.stats import (average_intervals, cluster_interval, interval_from_bounds, interval_from_variance,
+                           network_interval)
 from descent.pools import POOLS
 from descent.tournament import ProtocolError
 
@@ -432,10 +433,12 @@ def read_report_csv(path) -> list[dict]:
             raise ReportError(f"earlier report {path}, line {i}: a value that is not a finite number, "
                               f"or fewer games than units")
         if len(stats) == len(_STATS_FIELDS):
-            g = Interval(num["gain"] / 100, num["gain_low"] / 100, num["gain_high"] / 100, games, units,
-                         stats["gain_n_eff"], stats["gain_var"], stats["gain_df"])
-            s = Interval(num["score"], num["score_low"], num["score_high"], games, units,
-                         stats["score_n_eff"], stats["score_var"], stats["score_df"])
+            # drawn again from the variance, under the current rule (an earlier report may have
+            # capped the effective observations at the games)
+            g = interval_from_variance(num["gain"] / 100, stats["gain_var"], games, units, stats["gain_df"])
+            s = interval_from_variance(num["score"], stats["score_var"], games, units, stats["score_df"],
+                                       method="t")
+            num.update(gain_low=100 * g.low, gain_high=100 * g.high, score_low=s.low, score_high=s.high)
         else:
             g = interval_from_bounds(num["gain"] / 100, num["gain_low"] / 100, num["gain_high"] / 100,
                                      games, units)

@@ -117,6 +117,14 @@ def _from_p(p: float, var: float, games: int, units: int, df: float, level: floa
     return Interval(lo + span * p, lo + span * a, lo + span * b, games, units, n_eff, var, df, lo, hi)
 
 
+def interval_from_variance(mean: float, var: float, games: int, units: int, df: float, level: float = 0.95,
+                           method: str = "wilson", lo: float = -1.0, hi: float = 1.0) -> Interval:
+    """The interval ``cluster_interval`` draws for a mean, the variance of the mean on the [0, 1]
+    scale, games, units and degrees of freedom (an earlier report's cell, drawn again under the
+    current rule)."""
+    return _from_p((mean - lo) / (hi - lo), var, games, units, df, level, lo, hi, method)
+
+
 def interval_from_bounds(mean: float, low: float, high: float, games: int, units: int, level: float = 0.95,
                          method: str = "wilson") -> Interval:
     """The ``Interval`` that ``cluster_interval`` drew with these bounds, for results in [-1, 1] (an
