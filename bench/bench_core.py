@@ -9,7 +9,10 @@ built in place) against this tree:
   (a fixed linear map and tanh) on reversi(size=6) and breakthrough(rows=6,cols=6);
 - search nodes per CPU-second: ``BestFirstSearch`` (minimax, Minibal_+, Descent) with
   ``RandomValueEvaluator`` (the network's cost removed), a fixed number of iterations from a fixed
-  set of positions; nodes = states valued by the evaluator.
+  set of positions; nodes = states valued by the evaluator;
+- batched evaluation, games per CPU-second: ``descent.batched.run_batched`` (``BATCHED_GAMES``),
+  the same games, network calls, states and cached states on both sides (when the before side has
+  the batched games at all).
 
 Each side runs in its own child process (its own ``PYTHONPATH`` and working directory), the sides
 alternate (before, after, after, before, ...), ``--repeats`` times; the table gives medians and the
@@ -45,6 +48,9 @@ SEARCH_ITERATIONS = {("reversi(size=6)", "minimax"): 40000, ("reversi(size=6)", 
                      ("breakthrough(rows=6,cols=6)", "minibal_plus"): 30000,
                      ("breakthrough(rows=6,cols=6)", "descent"): 1500}
 POSITIONS = 4            # the start and three positions along a fixed line
+# batched evaluation (descent.batched): 16 games of Unbounded Minimax against Minibal_+, 100
+# iterations a move each, the shipped network (ONNX Runtime), 8 in flight, 4 random opening plies
+BATCHED_GAMES = [("reversi(size=6)", "reversi_size-6"), ("breakthrough(rows=6,cols=6)", "breakthrough_rows-6_cols-6")]
 
 
 # ---- one side, in a child process ---------------------------------------------------------------------
@@ -109,6 +115,22 @@ def worker() -> dict:
                 sizes.append(b.size)
             out[f"search {spec} {name}"] = {"rate": nodes / cpu, "unit": "nodes per CPU-s", "cpu": cpu,
                                             "work": f"{nodes}/{sizes}"}
+    try:
+        from descent.batched import run_batched
+    except ImportError:                     # before the batched games
+        return out
+    for spec, slug in BATCHED_GAMES:
+        net = str(ROOT / "checkpoints" / "shipped" / slug / "final.weights.h5")
+        tasks = [{"game": spec, "agent_a": f"minimax:iterations=100,net={net}",
+                  "agent_b": f"minibal_plus:iterations=100,net={net}", "index": i, "seed": 3,
+                  "a_first": i % 2 == 0, "opening_plies": 4} for i in range(16)]
+        stats: dict = {}
+        c0 = time.process_time()
+        recs = sorted((t["index"], r.moves) for t, r in run_batched(tasks, 8, stats=stats))
+        cpu = time.process_time() - c0
+        work = hashlib.sha256(json.dumps(recs).encode()).hexdigest()[:16]
+        out[f"batched {spec}"] = {"rate": len(recs) / cpu, "unit": "games per CPU-s", "cpu": cpu,
+                                  "work": f"{work}/{stats['calls']}/{stats['states']}/{stats['cached']}"}
     return out
 
 
