@@ -71,3 +71,16 @@ def test_the_split():
     with pytest.raises(ValueError, match="max_example_bytes"):
         SelfPlayPool(info, zeros, max_example_bytes=-1)
 
+
+
+def test_the_value_cache_takes_a_bounded_share_of_the_cap():
+    """Self-play's value cache (training.memory.cache_caps): the batcher's default size when it
+    fits a sixteenth of the member's cap, halved until it does (for all actors' caches together),
+    none below a thousand states; its bytes are those of ValueCache's two power-of-two tables."""
+    from search_ext.batcher import DEFAULT_CACHE_STATES
+    from training.memory import CACHE_SHARE, cache_bytes, cache_caps
+    assert cache_bytes(DEFAULT_CACHE_STATES) == 2 * 2 ** 20 * 16           # 32 MB
+    assert cache_caps(1024) == (DEFAULT_CACHE_STATES, cache_bytes(DEFAULT_CACHE_STATES))
+    states, total = cache_caps(1024, copies=4)
+    assert states < DEFAULT_CACHE_STATES and total == 4 * cache_bytes(states) <= 1024 * 2 ** 20 * CACHE_SHARE
+    assert cache_caps(1) == (0, 0)

@@ -197,6 +197,7 @@ class ActorJob:
     progress_seconds: float = 20.0
     network: str = ""              # the published network's path (default: the member's)
     parent: int = 0                # exit when this process is no longer the parent
+    cache_states: int = 0          # its value cache (training.memory.cache_caps; 0: none)
 
 
 class Actor:
@@ -219,6 +220,7 @@ class Actor:
         self.trained = 0.0
         self.stamp: tuple | None = None
         self.inference: Any = None
+        self.changed = False
         self.cpu = time.process_time()
         self.games = 0
         self.plies = 0
@@ -242,6 +244,7 @@ class Actor:
                                             else "auto", threads=self.job.threads)
         else:
             self.inference.refresh(net.weights)
+            self.changed = True
         self.version = int(net.meta.get("network_version", 0))
         self.trained = float(net.meta.get("train_seconds", 0.0))
         self.stamp = stamp
@@ -290,6 +293,11 @@ class Actor:
         self.games += 1
         self.plies += int(g["plies"])
 
+    def refresh(self) -> bool:
+        """Whether a new version was loaded since the last round (the value cache is then emptied)."""
+        changed, self.changed = self.changed, False
+        return changed
+
     def evaluate(self, batch):
         return self.inference(batch)
 
@@ -321,7 +329,8 @@ class Actor:
         self.pool = selfplay.SelfPlayPool(
             self.info, self.evaluate, iterations=sp["iterations"] if sp["time"] <= 0 else 0,
             seconds=sp["time"], games_in_flight=self.job.games_in_flight,
-            max_nodes=self.job.max_nodes, max_example_bytes=self.job.max_example_bytes)
+            max_nodes=self.job.max_nodes, max_example_bytes=self.job.max_example_bytes,
+            cache_states=self.job.cache_states, refresh=self.refresh)
         self.pool.run(self.new_game, self.on_game, stop=self.stopped,
                       progress=self._progress if write_status else None, progress_every=ROUNDS)
         if write_status:

@@ -10,6 +10,7 @@ gives each game in flight an equal share of what the cap leaves for self-play:
   games: past its bytes the oldest games leave the window whole (``ReplayBuffer(max_bytes=)``),
   so every game kept has all its examples (chess at 2048 MB: 512 MB, about 60 first-length games
   of 75,000 bit-packed examples, instead of 100); the newest game always stays;
+* self-play's value cache (``cache_caps``: at most ``CACHE_SHARE`` of the cap, over all actors);
 * the rest, less the pool's batch buffer, split equally among the games in flight, each game's
   share at most half for its table (``max_nodes`` from ``BYTES_PER_STATE``, with room for the
   table's capacity to double; less when the config's own cap is lower) and the rest for its
@@ -26,10 +27,39 @@ limit, so the game's end always has room). Too small a cap for even one game's m
 ``games_in_flight`` (to 1 at least: a cap below one game's minimum is raised to it).
 """
 from __future__ import annotations
+from search_ext.batcher import DEFAULT_CACHE_STATES
 from search_ext.descent_core import BYTES_PER_STATE
 
 REPLAY_SHARE = 0.25            # of the cap, for the replay window
 TABLE_HEADROOM = 2             # a table's capacity may double past its states
+
+
+CACHE_SHARE = 1 / 16           # of the cap, at most, for self-play's value cache
+CACHE_MIN_STATES = 1024        # below this a cache is not worth its lookups: none
+SLOT_BYTES = 16                # a cache slot: key, value and pending answer (search_ext.valuecache)
+
+
+def cache_bytes(states: int) -> int:
+    """The bytes of a value cache of ``states`` states (two generations of a power-of-two table
+    at least twice as large, ``search_ext.valuecache.ValueCache``)."""
+    slots = 16
+    while slots < 2 * states:
+        slots *= 2
+    return 2 * slots * SLOT_BYTES
+
+
+def cache_caps(memory_mb: float, copies: int = 1) -> tuple[int, int]:
+    """Self-play's value cache for a member capped at ``memory_mb`` with ``copies`` caches (one
+    per actor): (states per cache, bytes of all of them). The batcher's default size
+    (``search_ext.batcher.DEFAULT_CACHE_STATES``), halved until all of them fit ``CACHE_SHARE`` of
+    the cap; (0, 0) when not even ``CACHE_MIN_STATES`` fit."""
+    budget = int(memory_mb * 2 ** 20 * CACHE_SHARE)
+    states = DEFAULT_CACHE_STATES
+    while states >= CACHE_MIN_STATES and copies * cache_bytes(states) > budget:
+        states //= 2
+    if states < CACHE_MIN_STATES:
+        return 0, 0
+    return states, copies * cache_bytes(states)
 
 
 def network_bytes(model) -> int:

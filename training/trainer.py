@@ -49,7 +49,7 @@ from training.fileio import append_json, clean_temp_files, crash_point, json_tex
 from training.inference import default_games_in_flight, make_inference, model_weights, use_device
 from training.layout import member_dir
 from training.logfiles import RollingWriter, archived_through, archives, read_log, rotate_log
-from training.memory import network_bytes, replay_bytes, selfplay_caps
+from training.memory import cache_caps, network_bytes, replay_bytes, selfplay_caps
 from training.network import (
     CheckpointError, build_model, configure_threads, load_state, make_optimizer, make_train_step,
     save_state, save_weights)
@@ -590,8 +590,9 @@ class MemberTrainer:
         self.write_milestones()     # a milestone reached before a kill but not yet written
         self.progress.reset_clock()
         # the member's memory cap (training.memory), shared by the games in flight
+        cache_states, cache_b = cache_caps(self.options.memory_mb)
         caps = selfplay_caps(self.info, self.in_flight, self.options.memory_mb,
-                             network_bytes(self.model),
+                             network_bytes(self.model) + cache_b,
                              min(sp["max_nodes"], int(sp["max_mb"] * 2 ** 20 / BYTES_PER_STATE)))
         self.in_flight = caps["games_in_flight"]
         reporter = ProgressReporter(self.mdir, self.job.member, self.job.budget,
@@ -604,7 +605,8 @@ class MemberTrainer:
                                          seconds=sp["time"], games_in_flight=self.in_flight,
                                          max_nodes=max(16, min(sp["max_nodes"], caps["max_nodes"],
                                                                int(sp["max_mb"] * 2 ** 20 / BYTES_PER_STATE))),
-                                         max_example_bytes=caps["max_example_bytes"])
+                                         max_example_bytes=caps["max_example_bytes"],
+                                         cache_states=cache_states, refresh=self.refresh_network)
             stopped = pool.run(self.new_game, self.on_game, stop=self.out_of_budget,
                                progress=reporter, progress_every=PROGRESS_ROUNDS)
         finally:
@@ -641,11 +643,17 @@ class MemberTrainer:
         g["network_version"] = self.play_version
         self.learner.submit(g)
 
-    def evaluate(self, batch):
+    def refresh_network(self) -> bool:
+        """Before every round of self-play: take the learner's newest weights, if any (the value
+        cache in front of ``evaluate`` is then emptied)."""
         w = self.learner.take_snapshot()
-        if w is not None:
-            weights, self.play_version = w
-            self.inference.refresh(weights)
+        if w is None:
+            return False
+        weights, self.play_version = w
+        self.inference.refresh(weights)
+        return True
+
+    def evaluate(self, batch):
         return self.inference(batch)
 
     # ---- actors (training.actors) --------------------------------------------------------------
@@ -660,8 +668,9 @@ class MemberTrainer:
         k = self.actors
         table_cap = min(sp["max_nodes"], int(sp["max_mb"] * 2 ** 20 / BYTES_PER_STATE))
         # the member's cap covers every actor: their games in flight share its self-play part
+        cache_states, cache_b = cache_caps(self.options.memory_mb, copies=k)
         caps = selfplay_caps(self.info, k * self.in_flight, self.options.memory_mb,
-                             network_bytes(self.model), table_cap)
+                             network_bytes(self.model) + cache_b, table_cap)
         self.in_flight = max(1, caps["games_in_flight"] // k)
         inbox = layout.inbox_dir(self.mdir)
         inbox.mkdir(parents=True, exist_ok=True)
@@ -671,7 +680,7 @@ class MemberTrainer:
                            self.job.seed, self.job.budget, self.in_flight,
                            max(16, min(table_cap, caps["max_nodes"])), caps["max_example_bytes"],
                            inference=self.options.inference, backlog=2 * self.in_flight + 2,
-                           progress_seconds=self.options.progress_seconds)
+                           progress_seconds=self.options.progress_seconds, cache_states=cache_states)
 
         def job_of(actor: int) -> act.ActorJob:
             first = act.first_seq(inbox, actor, lambda: self.progress.actor_counted(actor))
