@@ -435,42 +435,48 @@ cdef class BestFirstSearch:
         number n of children waiting for values, their planes written to ``batch[offset:offset+n]``
         (``batch``: a C-contiguous float32 array (N, H, W, C), room for ``game.branching`` states
         from ``offset``), or 0 when the search is over (then ``best_action``). Requires an
-        evaluator that reads planes (a network's)."""
-        if not isinstance(batch, np.ndarray) or batch.dtype != np.float32 or batch.ndim != 4 \
-                or not batch.flags.c_contiguous or batch.shape[1:] != tuple(self.game.planes_shape):
-            raise GameError(f"bestfirst.search_step: batch must be a C-contiguous float32 array of shape "
-                            f"(N, {', '.join(map(str, self.game.planes_shape))})")
-        offset = validate.integer(offset, "bestfirst.search_step: offset", 0, 2 ** 31 - 1)
-        if offset + self.game.branching > batch.shape[0]:
-            raise GameError("bestfirst.search_step: the batch has no room for the children at this offset")
-        if not self.active:
-            raise GameError("bestfirst.search_step: no search in progress (search_begin first)")
-        if not self.evaluator.needs_encoding:
-            raise GameError("bestfirst.search_step: the evaluator reads no planes (a network's does)")
+        evaluator that reads planes (a network's). The same as ``step``."""
         return self.step(batch, offset)
 
-    def step(self, float[:, :, :, ::1] batch, int offset):
-        """``search_step`` without its checks, for a driver that owns the buffer (the batcher,
-        ``search_ext.batcher``: room for ``game.branching`` states from ``offset``, a search in
-        progress whose evaluator reads planes); as ``push`` against ``is_legal``."""
+    def step(self, batch, offset):
+        """``search_step``: the driver's step (the batcher, ``search_ext.batcher``, through
+        ``descent.batched``). Its checks are a few comparisons, against a network call a round."""
+        if not isinstance(batch, np.ndarray) or batch.dtype != np.float32 or batch.ndim != 4 \
+                or not batch.flags.c_contiguous or not batch.flags.writeable \
+                or batch.shape[1:] != tuple(self.game.planes_shape):
+            raise GameError(f"bestfirst.step: batch must be a writable C-contiguous float32 array of shape "
+                            f"(N, {', '.join(map(str, self.game.planes_shape))})")
+        offset = validate.integer(offset, "bestfirst.step: offset", 0, 2 ** 31 - 1)
+        if offset + self.game.branching > batch.shape[0]:
+            raise GameError("bestfirst.step: the batch has no room for the children at this offset")
+        if not self.active:
+            raise GameError("bestfirst.step: no search in progress (search_begin first)")
+        if not self.evaluator.needs_encoding:
+            raise GameError("bestfirst.step: the evaluator reads no planes (a network's does)")
+        return self._step(batch, offset)
+
+    cdef int _step(self, float[:, :, :, ::1] batch, int offset) except -2:
         return self.pump(&batch[offset, 0, 0, 0], False)
 
     def search_supply(self, values, offset):
         """Hand the values of the children asked for by the last ``search_step`` to the search
         (``values[offset:offset+n]``: a float32 vector, each from its state's mover's point of
-        view)."""
-        if not isinstance(values, np.ndarray) or values.dtype != np.float32 or values.ndim != 1 \
-                or not values.flags.c_contiguous:
-            raise GameError("bestfirst.search_supply: values must be a contiguous float32 vector")
-        offset = validate.integer(offset, "bestfirst.search_supply: offset", 0, 2 ** 31 - 1)
-        if not self.active or self.w.n_pend == 0:
-            raise GameError("bestfirst.search_supply: no values are waiting")
-        if offset + self.w.n_pend > values.shape[0]:
-            raise GameError("bestfirst.search_supply: too few values")
+        view). The same as ``supply``."""
         self.supply(values, offset)
 
-    def supply(self, const float[::1] values, int offset):
-        """``search_supply`` without its checks (values waiting, enough of them), for the batcher."""
+    def supply(self, values, offset):
+        """``search_supply``: the driver's supply of the values its last ``step`` asked for."""
+        if not isinstance(values, np.ndarray) or values.dtype != np.float32 or values.ndim != 1 \
+                or not values.flags.c_contiguous:
+            raise GameError("bestfirst.supply: values must be a contiguous float32 vector")
+        offset = validate.integer(offset, "bestfirst.supply: offset", 0, 2 ** 31 - 1)
+        if not self.active or self.w.n_pend == 0:
+            raise GameError("bestfirst.supply: no values are waiting")
+        if offset + self.w.n_pend > values.shape[0]:
+            raise GameError("bestfirst.supply: too few values")
+        self._supply(values, offset)
+
+    cdef void _supply(self, const float[::1] values, int offset):
         self.evaluations += self.w.n_pend
         self.w.supply(&values[offset])
 

@@ -59,6 +59,7 @@ def test_state_reaches_the_driver_before_the_member_ends(ray_cluster, tmp_path):
 
 
 def test_a_member_lost_with_its_node_continues_from_the_synced_state(ray_cluster, tmp_path, capfd):
+    GAMES = 120
     from descent.distributed import ray_runner
     from training.run import run_training
     cfg = tiny_cfg(tmp_path, every=0)
@@ -79,7 +80,9 @@ def test_a_member_lost_with_its_node_continues_from_the_synced_state(ray_cluster
         try:
             out["results"] = run_training(
                 "tic_tac_toe", cfg, 2, BUDGET, MILESTONES, 2, run, 0, progress=False,
-                echo=lambda line: None, max_games=25,
+                # games enough that the victim (picked at its 3rd) is still playing when its node
+                # is gone: at 25 a fast machine finished all of them while the node was removed
+                echo=lambda line: None, max_games=GAMES,
                 remote=ray_runner(ray_cluster.address, ship=True, on_sync=on_sync))
         except BaseException as exc:        # re-raised below
             out["error"] = exc
@@ -109,9 +112,9 @@ def test_a_member_lost_with_its_node_continues_from_the_synced_state(ray_cluster
     assert [line for line in err.splitlines() if line.strip()] == notes, err[:2000]
     assert notes[0].startswith(f"note: member {m} was lost") and f"after game {before}:" in notes[0]
     # this call's game budget is kept whatever was lost; nothing counted twice
-    assert [r["games"] for r in out["results"]] == [25, 25]
+    assert [r["games"] for r in out["results"]] == [GAMES, GAMES]
     for i in (0, 1):
-        assert check_member(run / f"member_{i:02d}") == 25
+        assert check_member(run / f"member_{i:02d}") == GAMES
 
 
 DRIVER = """
