@@ -316,7 +316,8 @@ def test_the_server_answers_while_games_think():
 def test_the_cap_counts_only_games_in_progress():
     """--max-games counts games in progress: a finished or resigned game frees its slot at once and
     stays readable; an abandoned one (no request for idle_seconds) is closed and frees its slot."""
-    with TestClient(create_app(iterations=5, max_games=2, idle_seconds=600)) as c:
+    # a frozen clock: no game ages but the one the test ages, however slow the machine
+    with TestClient(create_app(iterations=5, max_games=2, idle_seconds=600, clock=lambda: 1000.0)) as c:
         a, b = new(c), new(c)
         msg = error_of(c.post("/api/new", json={"game": "tic_tac_toe"}), 503)
         assert "too many games in progress (2)" in msg and "10 minutes" in msg

@@ -205,7 +205,7 @@ class Session:
     """One game in progress: the opponent, the person's seat, and what happened."""
 
     def __init__(self, gid: str, bot: Opponent, seat: int, level: str, player: str | None,
-                 rating: dict | None, owner: str = ""):
+                 rating: dict | None, owner: str = "", touched: float = 0.0):
         self.id, self.bot, self.seat, self.level, self.player = gid, bot, seat, level, player
         self.owner = owner               # the owner cookie of the browser that started it
         self.rating = rating
@@ -214,7 +214,7 @@ class Session:
         self.resigned = False
         self.recorded = False            # the adaptive profile has this game's result
         self.profile_note: str | None = None
-        self.touched = time.monotonic()
+        self.touched = touched           # the hub's clock at the last request about it
         self.started = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
 
     @property
@@ -298,8 +298,9 @@ class Hub:
 
     def __init__(self, root=None, offered: list[dict] | None = None, max_games: int = MAX_GAMES,
                  time_per_move: float | None = None, iterations: int | None = None,
-                 idle_seconds: float = IDLE_SECONDS):
+                 idle_seconds: float = IDLE_SECONDS, clock=time.monotonic):
         self.root = root
+        self.clock = clock               # seconds, for idle games (a test freezes it)
         self.offered = offered if offered is not None else available_games(root)
         self.by_spec = {g["spec"]: g for g in self.offered}
         self.max_games = max_games
@@ -341,7 +342,7 @@ class Hub:
     def _sweep(self) -> None:
         """Close the games idle past ``idle_seconds`` (abandoned, or finished and read), then the
         oldest finished games beyond ``KEEP_FINISHED * max_games``."""
-        now = time.monotonic()
+        now = self.clock()
         for gid, s in list(self.sessions.items()):
             if now - s.touched > self.idle_seconds and not s.lock.locked():
                 del self.sessions[gid]
@@ -389,7 +390,8 @@ class Hub:
             bot = await self.run(self._build, spec, level, player, secrets.randbelow(1_000_000), elo)
         finally:
             self.building -= 1
-        session = Session(gid, bot, 0 if side == "first" else 1, bot.level, player, _rating(bot.rating), owner)
+        session = Session(gid, bot, 0 if side == "first" else 1, bot.level, player, _rating(bot.rating), owner,
+                          self.clock())
         self.sessions[gid] = session
         return session
 
@@ -402,7 +404,7 @@ class Hub:
                                 f"{self.idle_seconds / 60:g} minutes without a request)")
         if not owner or not secrets.compare_digest(owner, s.owner):
             raise ApiError(403, f"game {gid!r} was started in another browser: start a game of your own")
-        s.touched = time.monotonic()
+        s.touched = self.clock()
         return s
 
     def close(self) -> None:
@@ -517,12 +519,13 @@ class SecurityHeaders:
 
 def create_app(root=None, offered: list[dict] | None = None, max_games: int = MAX_GAMES,
                time_per_move: float | None = None, iterations: int | None = None,
-               idle_seconds: float = IDLE_SECONDS) -> Starlette:
+               idle_seconds: float = IDLE_SECONDS, clock=time.monotonic) -> Starlette:
     """The ASGI app. ``root``: the folder of the user's runs (default ``checkpoints/``);
     ``offered``: the games offered (default ``available_games(root)``); ``time_per_move`` /
     ``iterations``: the computer's budget per move (default: as ``descent play``, one second, or the
-    calibrated budget at the balanced level); ``max_games``: games open at once."""
-    hub = Hub(root, offered, max_games, time_per_move, iterations, idle_seconds)
+    calibrated budget at the balanced level); ``max_games``: games open at once; ``clock``: the
+    seconds idle games are measured in (``time.monotonic``)."""
+    hub = Hub(root, offered, max_games, time_per_move, iterations, idle_seconds, clock)
 
     async def index(request: Request):
         return FileResponse(STATIC / "index.html", media_type="text/html")
