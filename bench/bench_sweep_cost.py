@@ -18,6 +18,7 @@ results/minibal-sweep/README.md says).
 from __future__ import annotations
 
 import argparse
+import json
 import resource
 import statistics
 import sys
@@ -58,7 +59,6 @@ def main() -> int:
     if not runs:
         print(f"error: no ranked run (pools.json) under {a.runs}", file=sys.stderr)
         return 2
-    import json
     rows = []
     for run in runs:
         game = json.loads(layout.pools_file(run).read_text())["game"]

@@ -17,6 +17,7 @@ import csv
 import io
 import json
 import math
+import statistics
 from pathlib import Path
 
 import numpy as np
@@ -144,8 +145,7 @@ def outcomes(rows) -> list[str]:
     out = []
 
     def med(xs):
-        xs = sorted(xs)
-        return None if not xs else (xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2)
+        return statistics.median(xs) if xs else None
 
     def show(x, fmt):
         return "-" if x is None else format(x, fmt)
