@@ -844,3 +844,32 @@ def test_a_milestone_before_the_first_game_is_flagged(tmp_path):
     assert r.returncode == 0, r.stderr
     line0, line1 = [line for line in r.stdout.splitlines() if "milestone_final" in line]
     assert "UNTRAINED (0 games)" in line0 and " ? " in line1 and "UNTRAINED" not in line1
+
+
+def test_an_exported_finished_member_is_kept_and_the_population_grows_beside_it(tmp_path, tiny_config):
+    """A run restored from an export (milestones and status.json, no latest.h5: tools.export_run,
+    an experiment's [[games]] from) grown to a larger population trains only the new members; an
+    exported member that would have to train further is refused, its files untouched."""
+    import shutil
+    run = tmp_path / "run"
+    base = ["train", "tic_tac_toe", "--config", str(tiny_config), "--out", str(run), "--inference", "numpy",
+            "--learner", "inline"]
+    args = [*base, "--budget", "1s", "--milestones", "1s"]
+    assert descent(*args).returncode == 0
+    m0 = run / "member_00"
+    for name in ("latest.h5", "log.jsonl"):
+        (m0 / name).unlink()
+    shutil.rmtree(m0 / "replay")
+    before = {p.name: p.read_bytes() for p in m0.iterdir() if p.is_file()}
+    r = descent(*args, "--population", "2")
+    assert r.returncode == 0, r.stderr
+    assert "members 0: exported and finished" in r.stdout
+    assert {p.name: p.read_bytes() for p in m0.iterdir() if p.is_file()} == before
+    assert not (m0 / "latest.h5").exists()
+    assert (run / "member_01" / "milestone_1s.weights.h5").exists()
+    assert "member 0: " in r.stdout and "member 1: " in r.stdout
+    # a longer budget would train member 0 again from scratch: refused, nothing touched
+    r = descent(*base, "--budget", "2s", "--milestones", "1s,2s", "--population", "2")
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert "member_00: milestone checkpoints (1s) but no resume state (latest.h5)" in r.stderr
+    assert {p.name: p.read_bytes() for p in m0.iterdir() if p.is_file()} == before

@@ -245,12 +245,17 @@ def run_training(game: str, cfg: dict, population: int, budget: float, milestone
         check_run(run_dir, game, tcfg, seed)
         rt = dict(runtime_config(cfg) if runtime is None else runtime)
         rt["actors"] = resolve_actors(int(rt.get("actors", 0)), population, remote is not None)[0]
+        names = [n for n, _ in milestones]
+        finished = {i for i in range(population) if _finished_export(run_dir, i, budget, names)}
         jobs = [MemberJob(str(run_dir), i, game, tcfg, budget, list(milestones), seed + i,
                           threads=threads if workers > 1 else max(threads, 1), max_games=max_games,
                           extra=dict(rt))
-                for i in range(population)]
+                for i in range(population) if i not in finished]
+        if finished:
+            echo(f"members {_ranges(sorted(finished))}: exported and finished (every milestone, no "
+                 f"resume state): kept as they are")
         total = population * budget
-        done = {i: _member_seconds(run_dir, i) for i in range(population)}
+        done = {i: budget if i in finished else _member_seconds(run_dir, i) for i in range(population)}
         bar = tqdm(total=round(total), initial=round(min(total, sum(done.values()))), unit="s",
                    desc=f"training {population} net(s) of {game}", disable=not progress,
                    bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} s of training [{elapsed}<{remaining}]")
@@ -306,11 +311,58 @@ def run_training(game: str, cfg: dict, population: int, budget: float, milestone
                 manager.shutdown()
         finally:
             bar.close()
-        return results
+        trained = iter(results)
+        return [_exported_counters(run_dir, i) if i in finished else next(trained) for i in range(population)]
 
 
 def _loss(loss) -> str:
     return "none yet" if loss is None else f"{loss:.4f}"
+
+
+def _finished_export(run_dir: Path, member: int, budget: float, names) -> bool:
+    """Whether ``member`` is a finished member copied without its resume state (``tools.export_run``,
+    an experiment's ``[[games]] from``): no ``latest.h5``, but every milestone of ``names`` and a
+    ``status.json`` saying it is done at ``budget`` or more. Such a member is kept, never trained
+    again. ``RunError`` for a member with milestones but no resume state that is not finished at
+    this budget: training it from scratch would overwrite its milestones."""
+    mdir = member_dir(run_dir, member)
+    if layout.state_file(mdir).exists() or not layout.milestone_files(mdir):
+        return False
+    status: dict = {}
+    try:
+        loaded = json.loads(layout.status_file(mdir).read_text())
+        status = loaded if isinstance(loaded, dict) else {}
+    except (OSError, ValueError):
+        pass
+    have = {n for n in layout.milestone_names(mdir) if layout.milestone_weights(mdir, n).exists()}
+    ran = status.get("budget")
+    if (status.get("done") is True and isinstance(ran, (int, float)) and ran >= budget
+            and set(names) <= have):
+        return True
+    missing = sorted(set(names) - have)
+    raise RunError(f"{mdir}: milestone checkpoints ({', '.join(sorted(have))}) but no resume state "
+                   f"({layout.STATE_FILE}): an exported member cannot train further"
+                   + (f" (missing: {', '.join(missing)})" if missing else
+                      f" (its status.json does not say it finished a budget of {budget:g} s)")
+                   + "; train it in the run it came from, or give it a new run directory")
+
+
+def _exported_counters(run_dir: Path, member: int) -> dict:
+    """A finished exported member's counters, as its ``status.json`` holds them (the keys
+    ``train_member`` returns)."""
+    status = json.loads(layout.status_file(member_dir(run_dir, member)).read_text())
+    return {k: v for k, v in status.items() if k not in ("budget", "done", "progress")}
+
+
+def _ranges(xs: list[int]) -> str:
+    """'0-3, 5' for [0, 1, 2, 3, 5]."""
+    out: list[str] = []
+    for x in xs:
+        if out and x == int(out[-1].split("-")[-1]) + 1:
+            out[-1] = f"{out[-1].split('-')[0]}-{x}"
+        else:
+            out.append(str(x))
+    return ", ".join(out)
 
 
 def _member_seconds(run_dir: Path, member: int) -> float:
