@@ -2,6 +2,7 @@
 write checkpoints.json: per checkpoint its games, examples, training seconds and CPU-hours.
 
     python -m tools.export_run RUN_DIR SLUG [--cpu CPU.json] [--cpu-before H] [--keep m1-35m,m0-10m]
+                                            [--finished]
 
 ``untrained.weights.h5`` in the folder (the config's architecture, ``build_model(seed=0)``, never
 trained) is listed first, at 0 CPU-hours. Copied per member: every milestone_<D>.weights.h5 and
@@ -9,7 +10,9 @@ trained) is listed first, at 0 CPU-hours. Copied per member: every milestone_<D>
 latest.h5 (the resume state), log.jsonl, replay/, tensorboard/, .lock. ``--keep`` copies only the
 named checkpoints' weights (results/ allows 1.5 MiB a network: a draughts 8x8 one is 1.24 MB, so
 only those a report needs are kept); the others are listed with ``path: null``, their sha256 and
-size. Afterwards, update the weights manifest: ``python -m tools.results_manifest --write``.
+size. ``--finished`` exports only the members whose ``status.json`` says they are done (a run
+still training: a member exported half-way cannot be continued from the export, since its resume
+state stays behind, and training refuses it). Afterwards, update the weights manifest: ``python -m tools.results_manifest --write``.
 
 CPU-hours are the training process's own CPU seconds up to each checkpoint, as the run recorded
 them (a milestone's ``cpu_seconds``, or its member's log). ``--cpu`` overrides them with a JSON
@@ -43,6 +46,14 @@ def _recorded_cpu(member: Path, meta: dict) -> dict | None:
     return None if s is None else {"cpu_s": float(s)}
 
 
+def _finished(member: Path) -> bool:
+    """Whether a member's status.json says it reached its budget."""
+    try:
+        return json.loads((member / "status.json").read_text()).get("done") is True
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("run_dir")
@@ -51,6 +62,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cpu-before", type=float, default=0.0, help="CPU-hours of earlier sessions")
     ap.add_argument("--session", default="", help="a note on where and when (README, checkpoints.json)")
     ap.add_argument("--keep", help="comma-separated checkpoint labels whose weights are copied (default: all)")
+    ap.add_argument("--finished", action="store_true", help="only the members whose status.json says done")
     args = ap.parse_args(argv)
     keep = set(args.keep.split(",")) if args.keep else None
     run, out = Path(args.run_dir), HERE / args.slug
@@ -70,6 +82,9 @@ def main(argv=None) -> int:
         rows.append({"label": "untrained", "member": 0, "milestone": "untrained", "path": "untrained.weights.h5",
                      "games": 0, "examples": 0, "train_seconds": 0.0, "cpu_hours": 0.0})
     for member in sorted(run.glob("member_*")):
+        if args.finished and not _finished(member):
+            print(f"{member.name}: not finished, not exported")
+            continue
         dest = out / member.name
         dest.mkdir(exist_ok=True)
         for name in ("status.json",):          # resume states and full logs stay out of git
