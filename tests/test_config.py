@@ -217,3 +217,19 @@ def test_shipped_configs_explain_themselves_without_issue_numbers():
     for path in sorted(CONFIG_DIR.rglob("*.toml")):
         for n, line in enumerate(path.read_text().splitlines(), 1):
             assert not re.search(r"\bissues? #?\d+", line, re.I), f"{path}:{n}: {line}"
+
+
+def test_shipped_experiment_files_load_and_restore_from_committed_exports():
+    """Every experiment file loads, and each `[[games]] from` names an exported run in the
+    repository (run.json there), so the file is one command on a clean clone."""
+    from descent.experiment import load_experiment
+    from training import layout
+    root = CONFIG_DIR.parent
+    files = sorted((CONFIG_DIR / "experiments").glob("*.toml"))
+    files = [p for p in files if "[experiment]" in p.read_text()]       # not a game config beside them
+    assert files
+    for path in files:
+        exp = load_experiment(path)
+        for g in exp["games"]:
+            if g.get("from"):
+                assert layout.is_run(root / g["from"]), f"{path.name}: {g['spec']}: {g['from']}"
