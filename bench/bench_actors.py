@@ -19,13 +19,20 @@ finish in bursts, so a window holds whole numbers of bursts: longer ``--seconds`
 
 It also times what a learner's publication costs: the bytes of ``network.h5``, the milliseconds to
 write it (temporary name, fsync, rename) and for an actor to load it (read and rebuild its
-inference), medians over 20.
+inference), medians over 20. With ``--ray``, what shipping a finished game from a Ray actor costs
+(``descent train --ray ... --actors K``: an actor's ``take()`` returns its games, the learner's
+process writes each into the inbox): real game records played by one actor with the fixed network,
+their serialized bytes (pickle protocol 5 with the arrays out of band, as Ray serializes them), a
+Ray call's round trip returning one game against the same call returning nothing, and the inbox
+write on the learner's side; medians over 20. On Ray's local cluster (one machine), so it measures
+serialization and the object store, not a network link.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import json
+import logging
 import os
 import platform
 import shutil
@@ -33,6 +40,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import h5py
 import numpy as np
@@ -107,6 +115,7 @@ def one_run(game: str, cfg: dict, k: int, seconds: float, seed: int) -> dict:
                 if t0 is not None and time.perf_counter() - t0 >= seconds:
                     break
                 time.sleep(0.02)
+            assert t0 is not None and cpu0 is not None      # set before the loop can end
             wall = time.perf_counter() - t0
             cpu = _children_cpu(runner) - cpu0
         finally:
@@ -158,6 +167,82 @@ def publish_cost(game: str, cfg: dict, repeats: int = 20) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def play_records(game: str, cfg: dict, n: int, seed: int = 0) -> list[dict]:
+    """``n`` finished games as an actor ships them (``game_record``), played by one in-process
+    actor with the fixed network."""
+    info = games.load(game)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-records-"))
+    recs: list[dict] = []
+    try:
+        mdir = layout.member_dir(tmp, 0)
+        mdir.mkdir(parents=True)
+        publish_fixed(mdir, game, Architecture.from_meta(cfg["network"]), seed)
+        in_flight = default_games_in_flight(info.branching)
+        job = ActorJob(str(tmp), 0, 0, info.spec, dict(cfg["selfplay"]), seed, 3600.0, in_flight,
+                       1 << 20, 1 << 28, inference="auto", progress_seconds=1e9)
+        Actor(job, ship=recs.append, waiting=lambda: 0, stop=lambda: len(recs) >= n).run(write_status=False)
+        return recs[:n]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+class _Holder:
+    """A Ray actor that hands back the games it was given, as an actor's ``take()`` does."""
+
+    def __init__(self, recs: list):
+        self.recs = recs
+
+    def take(self, i: int) -> list:
+        return [self.recs[i % len(self.recs)]]
+
+    def nothing(self, i: int) -> list:
+        return []
+
+
+def ray_ship_cost(game: str, cfg: dict, repeats: int = 20) -> dict:
+    """Bytes of a shipped game and ms to ship one from a Ray actor and write it into the inbox."""
+    import pickle  # lazy: only with --ray
+    import ray  # lazy: the optional Ray extra
+    from training.actors import write_game  # lazy: beside the Ray measurement
+    recs = play_records(game, cfg, max(4, repeats // 4))
+    sizes = []
+    for rec in recs:
+        buffers: list = []
+        head = pickle.dumps(rec, protocol=5, buffer_callback=buffers.append)
+        sizes.append(len(head) + sum(b.raw().nbytes for b in buffers))
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    try:
+        h: Any = ray.remote(_Holder).remote(recs)
+        ray.get(h.nothing.remote(0))               # started
+        with_game, empty = [], []
+        for i in range(repeats + 2):
+            t = time.perf_counter()
+            ray.get(h.take.remote(i))
+            t1 = time.perf_counter()
+            ray.get(h.nothing.remote(i))
+            t2 = time.perf_counter()
+            if i >= 2:                            # warm
+                with_game.append(t1 - t)
+                empty.append(t2 - t1)
+    finally:
+        ray.shutdown()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-inbox-"))
+    try:
+        writes = []
+        for i in range(repeats):
+            t = time.perf_counter()
+            write_game(tmp, 0, i + 1, recs[i % len(recs)])
+            writes.append(time.perf_counter() - t)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {"games": len(recs), "examples_per_game_median": statistics.median(len(r["y"]) for r in recs),
+            "bytes_median": statistics.median(sizes), "bytes": sizes,
+            "round_trip_with_game_ms": 1000 * statistics.median(with_game),
+            "round_trip_empty_ms": 1000 * statistics.median(empty),
+            "inbox_write_ms": 1000 * statistics.median(writes), "repeats": repeats,
+            "ray": ray.__version__, "where": "Ray's local cluster, one machine"}
+
+
 def _shown(path: Path) -> str:
     """A path as the results file records it: relative to the checkout when inside it."""
     try:
@@ -173,10 +258,22 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results_actors.json"))
+    ap.add_argument("--ray", action="store_true", help="also time shipping a game from a Ray actor")
+    ap.add_argument("--only-ray", action="store_true",
+                    help="only the Ray measurement, merged into --out's earlier results")
     args = ap.parse_args()
     info = games.load(args.game)
     cfg_path = default_config_path(info.spec)
     cfg = load_config(cfg_path)
+    if args.only_ray:
+        only = ray_ship_cost(info.spec, cfg)
+        _print_ship(only)
+        old = json.loads(Path(args.out).read_text())
+        if old.get("game") != info.spec:
+            raise SystemExit(f"error: {args.out} holds {old.get('game')}, not {info.spec}")
+        write_json(args.out, {**old, "ray_ship": only})
+        print(f"results: {args.out}")
+        return
     ks = [int(x) for x in args.actors.split(",")]
     runs: dict[int, list] = {k: [] for k in ks}
     for rep in range(args.repeats):
@@ -209,16 +306,25 @@ def main() -> None:
               f"{row['examples_per_actor_cpu_s_median']:>21.0f}")
     print(f"publishing the network: {publish['bytes']} bytes, write {publish['write_ms']:.1f} ms, "
           f"load by an actor {publish['load_ms']:.1f} ms ({publish['backend']})")
+    ship: dict | None = ray_ship_cost(info.spec, cfg) if args.ray else None
+    if ship:
+        _print_ship(ship)
     load = os.getloadavg()
     write_json(args.out, {
         "game": info.spec, "config": _shown(cfg_path), "seconds": args.seconds,
         "repeats": args.repeats, "network": "fixed (seeded random weights, the config's architecture)",
-        "rows": rows, "publish": publish,
+        "rows": rows, "publish": publish, **({"ray_ship": ship} if ship else {}),
         "machine": {"cpus": len(os.sched_getaffinity(0)), "load_1min_at_end": load[0],
                     "processor": platform.processor() or platform.machine(),
                     "python": platform.python_version()},
         "date": time.strftime("%Y-%m-%d")})
     print(f"results: {args.out}")
+
+
+def _print_ship(ship: dict) -> None:
+    print(f"shipping a game on Ray: {ship['bytes_median']:.0f} bytes ({ship['examples_per_game_median']:.0f} "
+          f"examples), round trip {ship['round_trip_with_game_ms']:.2f} ms against "
+          f"{ship['round_trip_empty_ms']:.2f} ms empty, inbox write {ship['inbox_write_ms']:.2f} ms")
 
 
 if __name__ == "__main__":
