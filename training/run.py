@@ -33,7 +33,7 @@ from training.layout import member_dir
 from training.network import CheckpointError, read_meta
 from training.pool import spawn_pool
 from training.progress import progress_line
-from training.trainer import MemberJob, train_member
+from training.trainer import MemberJob, id_ranges, train_member
 
 DATA_ENV = "DESCENT_DATA"
 
@@ -252,7 +252,7 @@ def run_training(game: str, cfg: dict, population: int, budget: float, milestone
                           extra=dict(rt))
                 for i in range(population) if i not in finished]
         if finished:
-            echo(f"members {_ranges(sorted(finished))}: exported and finished (every milestone, no "
+            echo(f"members {id_ranges(sorted(finished))}: exported and finished (every milestone, no "
                  f"resume state): kept as they are")
         total = population * budget
         done = {i: budget if i in finished else _member_seconds(run_dir, i) for i in range(population)}
@@ -352,17 +352,6 @@ def _exported_counters(run_dir: Path, member: int) -> dict:
     ``train_member`` returns)."""
     status = json.loads(layout.status_file(member_dir(run_dir, member)).read_text())
     return {k: v for k, v in status.items() if k not in ("budget", "done", "progress")}
-
-
-def _ranges(xs: list[int]) -> str:
-    """'0-3, 5' for [0, 1, 2, 3, 5]."""
-    out: list[str] = []
-    for x in xs:
-        if out and x == int(out[-1].split("-")[-1]) + 1:
-            out[-1] = f"{out[-1].split('-')[0]}-{x}"
-        else:
-            out.append(str(x))
-    return ", ".join(out)
 
 
 def _member_seconds(run_dir: Path, member: int) -> float:

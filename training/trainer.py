@@ -454,6 +454,11 @@ def note(message: str) -> None:
 
 def _ranges(ids: list[int]) -> str:
     """[1, 2, 3, 7] -> 'games 1-3, 7'."""
+    return ("game " if len(ids) == 1 else "games ") + id_ranges(ids)
+
+
+def id_ranges(ids: list[int]) -> str:
+    """[1, 2, 3, 7] -> '1-3, 7' (sorted ids)."""
     parts, start = [], None
     for i, g in enumerate(ids):
         if start is None:
@@ -461,7 +466,7 @@ def _ranges(ids: list[int]) -> str:
         if i + 1 == len(ids) or ids[i + 1] != g + 1:
             parts.append(f"{start}" if start == g else f"{start}-{g}")
             start = None
-    return ("game " if len(ids) == 1 else "games ") + ", ".join(parts)
+    return ", ".join(parts)
 
 
 class MemberTrainer:
