@@ -873,3 +873,13 @@ def test_an_exported_finished_member_is_kept_and_the_population_grows_beside_it(
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert "member_00: milestone checkpoints (1s) but no resume state (latest.h5)" in r.stderr
     assert {p.name: p.read_bytes() for p in m0.iterdir() if p.is_file()} == before
+    # the Python API's train_member refuses it too, before it builds anything
+    from descent.config import load_config
+    from training.network import CheckpointError
+    from training.run import training_config
+    from training.trainer import MemberJob, train_member
+    job = MemberJob(str(run), 0, "tic_tac_toe", training_config(load_config(tiny_config)), 2.0,
+                    [("1s", 1.0), ("2s", 2.0)], 0)
+    with pytest.raises(CheckpointError, match="an exported member cannot train further"):
+        train_member(job)
+    assert {p.name: p.read_bytes() for p in m0.iterdir() if p.is_file()} == before
