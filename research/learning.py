@@ -17,6 +17,17 @@ Resumable: rerun the same command after an interruption; training continues from
 latest state, and the match is replayed from its JSONL record (finished games are kept).
 Prints and writes OUT/summary.json: games and examples each path produced, the score of the new
 network (path A) with a cluster-robust Wilson interval over the seat pairs.
+
+Actors (``descent train --actors K``): ``actors1`` and ``actors2`` are today's defaults (ONNX
+Runtime, the async learner) with one self-play process and with two. ``--sequential`` trains A and
+then B, each alone on the machine (side by side, two actors and a learner would share the cores
+with the other run: not the question "what do the spare cores buy"). ``--rung AGENT`` adds a fixed
+opponent that both final networks play GAMES games against (same openings), and the summary gives
+Elo with 95% intervals (``descent.ratings``: Bradley-Terry, bootstrap over each match's games),
+the rung at 0:
+
+    python -m research.learning --a actors2 --b actors1 --sequential --minutes 30 \
+        --rung mcts:iterations=1000 --out runs/actors-learning
 """
 from __future__ import annotations
 
@@ -32,6 +43,8 @@ PATHS = {
     "single": {"inference": "tf", "learner": "inline", "games_in_flight": 1},
     "new": {"inference": "onnx", "learner": "thread", "games_in_flight": 0},
     "async": {"inference": "onnx", "learner": "async", "games_in_flight": 0},
+    "actors1": {"inference": "onnx", "learner": "async", "games_in_flight": 0, "actors": 1},
+    "actors2": {"inference": "onnx", "learner": "async", "games_in_flight": 0, "actors": 2},
 }
 
 
@@ -48,7 +61,45 @@ def _games_and_examples(run_dir: Path) -> dict:
     from training.logfiles import read_history     # log.jsonl and its archives
     recs = read_history(run_dir / "member_00")
     return {"games": recs[-1]["game"] if recs else 0, "examples": sum(r["examples"] for r in recs),
-            "train_seconds": recs[-1]["train_seconds"] if recs else 0.0}
+            "train_seconds": recs[-1]["train_seconds"] if recs else 0.0,
+            "cpu_seconds": recs[-1].get("cpu_seconds", 0.0) if recs else 0.0,
+            "actors": recs[-1].get("actors", 1) if recs else 1}
+
+
+def _match(game: str, a, b, n: int, seed: int, opening_plies: int, record: Path) -> list[int]:
+    """``n`` games of agent ``a`` against ``b`` (seats alternating, a seat pair sharing its seeded
+    opening); ``a``'s results. Resumable: the games in ``record`` (JSONL, one line a game, fsync'd)
+    are kept, a torn last line is replayed."""
+    from descent.match import play_game
+    from descent.tournament import make_opening
+    done: dict[int, int] = {}
+    if record.exists():
+        for line in record.read_text().splitlines():
+            try:
+                r = json.loads(line)
+                done[r["index"]] = r["result_a"] if "result_a" in r else r["result_new"]
+            except (json.JSONDecodeError, KeyError):
+                pass            # a torn last line of a killed run: that game is replayed
+    with record.open("a") as f:
+        for i in range(n):
+            if i in done:
+                continue
+            opening = make_opening(game, opening_plies, f"{seed}|{i // 2}")
+            rec = play_game(game, a, b, i, seed, a_first=i % 2 == 0, opening=opening)
+            done[i] = rec.a_result
+            f.write(json.dumps({"index": i, "result_a": rec.a_result, "score_a": rec.a_score,
+                                "plies": rec.plies, "a_first": rec.a_first}) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+    return [done[i] for i in range(n)]
+
+
+def _wdl(results: list[int], units: list[int]) -> dict:
+    from descent.stats import cluster_interval
+    w, d, losses = (sum(s > 0 for s in results), sum(s == 0 for s in results), sum(s < 0 for s in results))
+    ci = cluster_interval([(s + 1) / 2 for s in results], units, lo=0.0, hi=1.0)
+    return {"wins": w, "draws": d, "losses": losses, "score": (w + 0.5 * d) / len(results),
+            "score_interval": [ci.low, ci.high], "units": ci.units}
 
 
 def main() -> int:
@@ -62,61 +113,69 @@ def main() -> int:
     ap.add_argument("--out", default="bench/results/learning")
     ap.add_argument("--a", default="new", choices=sorted(PATHS), help="the path under test")
     ap.add_argument("--b", default="single", choices=sorted(PATHS), help="the path it is compared with")
+    ap.add_argument("--sequential", action="store_true",
+                    help="train A, then B, each alone on the machine (default: side by side)")
+    ap.add_argument("--rung", default="", help="a fixed opponent both final networks play (an agent "
+                    "spec, e.g. mcts:iterations=1000): Elo of both with the rung at 0")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.a == args.b:
         ap.error("--a and --b must differ")
+    if args.games < 2 or args.games % 2:
+        ap.error("--games must be even and at least 2 (seat pairs)")
     runs = {"a": (PATHS[args.a], out / args.a), "b": (PATHS[args.b], out / args.b)}
     ctx = mp.get_context("spawn")
     procs = [ctx.Process(target=_train, args=(args.game, rt, args.minutes, str(d), args.seed))
              for rt, d in runs.values()]
-    print(f"training both paths side by side for {args.minutes:g} min ...", flush=True)
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join()
-    if any(p.exitcode for p in procs):
-        print("a training process failed", file=sys.stderr)
-        return 1
+    if args.sequential:
+        for (name, path), p in zip(((args.a, "A"), (args.b, "B")), procs):
+            print(f"training {path} ({name}) alone for {args.minutes:g} min ...", flush=True)
+            p.start()
+            p.join()
+            if p.exitcode:
+                print(f"training {name} failed", file=sys.stderr)
+                return 1
+    else:
+        print(f"training both paths side by side for {args.minutes:g} min ...", flush=True)
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join()
+        if any(p.exitcode for p in procs):
+            print("a training process failed", file=sys.stderr)
+            return 1
     nets = {k: d / "member_00" / "milestone_final.weights.h5" for k, (_, d) in runs.items()}
-    from descent.match import play_game
-    from descent.tournament import make_opening
     from descent import make_agent
     spec = f"minimax:iterations={args.iterations}"
     a = make_agent(f"{spec},net={nets['a']}", args.game)
     b = make_agent(f"{spec},net={nets['b']}", args.game)
-    record = out / "match.jsonl"
-    done = {}
-    if record.exists():
-        for line in record.read_text().splitlines():
-            try:
-                r = json.loads(line)
-                done[r["index"]] = r
-            except (json.JSONDecodeError, KeyError):
-                pass            # a torn last line of a killed run: that game is replayed
-    with record.open("a") as f:
-        for i in range(args.games):
-            if i in done:
-                continue
-            opening = make_opening(args.game, args.opening_plies, f"{args.seed}|{i // 2}")
-            rec = play_game(args.game, a, b, i, args.seed, a_first=i % 2 == 0, opening=opening)
-            r = {"index": i, "result_new": rec.a_result, "score_new": rec.a_score, "plies": rec.plies,
-                 "new_first": rec.a_first}
-            done[i] = r
-            f.write(json.dumps(r) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-    from descent.stats import cluster_interval
-    scores = [done[i]["result_new"] for i in range(args.games)]
     units = [i // 2 for i in range(args.games)]          # a seat pair shares its opening
-    w, d, l = sum(s > 0 for s in scores), sum(s == 0 for s in scores), sum(s < 0 for s in scores)
-    score = (w + 0.5 * d) / len(scores)
-    ci = cluster_interval([(s + 1) / 2 for s in scores], units, lo=0.0, hi=1.0)
-    summary = {"game": args.game, "minutes": args.minutes, "match": f"{spec}, {args.games} games, "
-               f"{args.opening_plies} opening plies", "a": {"path": args.a, **_games_and_examples(runs["a"][1])},
-               "b": {"path": args.b, **_games_and_examples(runs["b"][1])}, "wins": w, "draws": d, "losses": l,
-               "score_a": score, "score_interval": [ci.low, ci.high], "units": ci.units}
+    print(f"A against B, {args.games} games ...", flush=True)
+    ab = _match(args.game, a, b, args.games, args.seed, args.opening_plies, out / "match.jsonl")
+    head = _wdl(ab, units)
+    summary = {"game": args.game, "minutes": args.minutes, "sequential": args.sequential,
+               "match": f"{spec}, {args.games} games, {args.opening_plies} opening plies",
+               "a": {"path": args.a, **_games_and_examples(runs["a"][1])},
+               "b": {"path": args.b, **_games_and_examples(runs["b"][1])},
+               "wins": head["wins"], "draws": head["draws"], "losses": head["losses"],
+               "score_a": head["score"], "score_interval": head["score_interval"], "units": head["units"]}
+    if args.rung:
+        from descent.ratings import elo_intervals
+        rung = make_agent(args.rung, args.game)
+        against = {}
+        for k in ("a", "b"):
+            print(f"{k.upper()} against the rung {args.rung}, {args.games} games ...", flush=True)
+            against[k] = _match(args.game, a if k == "a" else b, rung, args.games, args.seed,
+                                args.opening_plies, out / f"rung_{k}.jsonl")
+        # players: 0 the rung, 1 A, 2 B; scores in [0, 1] of the first player of each pair
+        pairs = [(1, 0, [(r + 1) / 2 for r in against["a"]]), (2, 0, [(r + 1) / 2 for r in against["b"]]),
+                 (1, 2, [(r + 1) / 2 for r in ab])]
+        elo = elo_intervals(3, pairs, anchor=0, boot=500, seed=args.seed)
+        summary["rung"] = {"agent": args.rung, "a": _wdl(against["a"], units), "b": _wdl(against["b"], units),
+                           "elo_a": list(elo[1]), "elo_b": list(elo[2]),
+                           "elo_method": "Bradley-Terry over the three matches, the rung at 0; 95% "
+                                         "intervals from 500 bootstrap resamples of each match's games"}
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps(summary, indent=1))
     return 0
