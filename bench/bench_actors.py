@@ -309,6 +309,12 @@ def main() -> None:
     ship: dict | None = ray_ship_cost(info.spec, cfg) if args.ray else None
     if ship:
         _print_ship(ship)
+    else:               # keep the Ray measurement an earlier run (--only-ray) made of the same game
+        try:
+            old = json.loads(Path(args.out).read_text())
+            ship = old.get("ray_ship") if old.get("game") == info.spec else None
+        except (OSError, ValueError):
+            ship = None
     load = os.getloadavg()
     write_json(args.out, {
         "game": info.spec, "config": _shown(cfg_path), "seconds": args.seconds,
