@@ -268,9 +268,9 @@ def main() -> None:
     if args.only_ray:
         only = ray_ship_cost(info.spec, cfg)
         _print_ship(only)
-        old = json.loads(Path(args.out).read_text())
-        if old.get("game") != info.spec:
-            raise SystemExit(f"error: {args.out} holds {old.get('game')}, not {info.spec}")
+        old = _earlier(args.out, info.spec)
+        if old is None:
+            raise SystemExit(f"error: {args.out} holds no actor runs of {info.spec}: run without --only-ray first")
         write_json(args.out, {**old, "ray_ship": only})
         print(f"results: {args.out}")
         return
@@ -310,11 +310,7 @@ def main() -> None:
     if ship:
         _print_ship(ship)
     else:               # keep the Ray measurement an earlier run (--only-ray) made of the same game
-        try:
-            old = json.loads(Path(args.out).read_text())
-            ship = old.get("ray_ship") if old.get("game") == info.spec else None
-        except (OSError, ValueError):
-            ship = None
+        ship = (_earlier(args.out, info.spec) or {}).get("ray_ship")
     load = os.getloadavg()
     write_json(args.out, {
         "game": info.spec, "config": _shown(cfg_path), "seconds": args.seconds,
@@ -325,6 +321,15 @@ def main() -> None:
                     "python": platform.python_version()},
         "date": time.strftime("%Y-%m-%d")})
     print(f"results: {args.out}")
+
+
+def _earlier(out: str, spec: str) -> dict | None:
+    """The results file's earlier contents when they are of ``spec``; None otherwise."""
+    try:
+        old = json.loads(Path(out).read_text())
+    except (OSError, ValueError):
+        return None
+    return old if isinstance(old, dict) and old.get("game") == spec else None
 
 
 def _print_ship(ship: dict) -> None:

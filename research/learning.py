@@ -128,21 +128,16 @@ def main() -> int:
     ctx = mp.get_context("spawn")
     procs = [ctx.Process(target=_train, args=(args.game, rt, args.minutes, str(d), args.seed))
              for rt, d in runs.values()]
-    if args.sequential:
-        for (name, path), p in zip(((args.a, "A"), (args.b, "B")), procs):
-            print(f"training {path} ({name}) alone for {args.minutes:g} min ...", flush=True)
+    # sequential: each run alone on the machine; otherwise both at once, seeing the same load
+    batches = [[p] for p in procs] if args.sequential else [procs]
+    print(f"training {'A, then B, each alone' if args.sequential else 'both paths side by side'} for "
+          f"{args.minutes:g} min each ...", flush=True)
+    for batch in batches:
+        for p in batch:
             p.start()
+        for p in batch:
             p.join()
-            if p.exitcode:
-                print(f"training {name} failed", file=sys.stderr)
-                return 1
-    else:
-        print(f"training both paths side by side for {args.minutes:g} min ...", flush=True)
-        for p in procs:
-            p.start()
-        for p in procs:
-            p.join()
-        if any(p.exitcode for p in procs):
+        if any(p.exitcode for p in batch):
             print("a training process failed", file=sys.stderr)
             return 1
     nets = {k: d / "member_00" / "milestone_final.weights.h5" for k, (_, d) in runs.items()}

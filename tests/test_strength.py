@@ -48,6 +48,8 @@ def test_level_ratings_resolve_the_shipped_network():
     for lvl, e in r.items():
         # "at_least": a level that won every ladder game (its rating a bound, docs/strength.md)
         assert {"elo", "low", "high", "spec"} <= set(e) <= {"elo", "low", "high", "spec", "at_least"}
+        if "at_least" in e:
+            assert e["at_least"] is True and e["low"] == e["elo"] == e["high"], e
         assert f"net={final}" in e["spec"], e["spec"]
     assert strength.level_ratings("tic_tac_toe") == {} or "tic_tac_toe" in _tables()
     assert strength.level_ratings("reversi(size=8)") == {}

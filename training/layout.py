@@ -227,6 +227,12 @@ def milestone_files(mdir) -> list[Path]:
     return sorted(Path(mdir).glob(f"{MILESTONE_PREFIX}*"))
 
 
+def exported(mdir) -> bool:
+    """Whether a member is a copy without its resume state (``tools.export_run``): milestones but no
+    ``latest.h5``. Training it from scratch would overwrite its milestones."""
+    return not state_file(mdir).exists() and bool(milestone_files(mdir))
+
+
 def milestone_names(mdir) -> list[str]:
     """The names of a member's milestones that have a record, sorted."""
     return sorted(p.name[len(MILESTONE_PREFIX):-len(".json")]

@@ -326,7 +326,7 @@ def _finished_export(run_dir: Path, member: int, budget: float, names) -> bool:
     again. ``RunError`` for a member with milestones but no resume state that is not finished at
     this budget: training it from scratch would overwrite its milestones."""
     mdir = member_dir(run_dir, member)
-    if layout.state_file(mdir).exists() or not layout.milestone_files(mdir):
+    if not layout.exported(mdir):
         return False
     status: dict = {}
     try:

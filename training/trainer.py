@@ -516,9 +516,7 @@ class MemberTrainer:
         return self._learner
 
     def run(self) -> dict:
-        if not self.state_path.exists() and layout.milestone_files(self.mdir):
-            # an exported member (milestones, no resume state): training it from scratch would
-            # overwrite its milestones (``run_training`` keeps the finished ones before this)
+        if layout.exported(self.mdir):     # ``run_training`` keeps the finished ones before this
             raise CheckpointError(f"{self.mdir}: milestone checkpoints but no resume state "
                                   f"({layout.STATE_FILE}): an exported member cannot train further")
         self._build()
