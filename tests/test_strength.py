@@ -229,3 +229,12 @@ def test_docs_quote_the_shipped_tables():
         if spec in RATED and t.get("check"):
             c = t["check"]
             assert (f"Mean |error| {c['mean_abs_error']:.0f} Elo over a span of {c['span']:.0f}" in bench), spec
+
+
+def test_every_shipped_table_is_written_by_rate_levels():
+    """`descent play --elo` reads only what `descent rate-levels` writes (issue 44): no shipped
+    table from the research scripts."""
+    tables = _tables()
+    assert tables
+    for d, _card, t in tables.values():
+        assert str(t.get("source", "")).startswith("descent rate-levels"), f"{d}: {t.get('source')!r}"
