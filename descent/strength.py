@@ -220,13 +220,18 @@ def level_notes(t: dict) -> dict:
         h = _h2h(t, a, b)
         if not close or h is None:
             continue
-        if h.get("distinct"):
-            notes[b] = (f"its rating and {a}'s overlap on the ladder, but head to head it is the "
-                        f"stronger: {a} scores {h['score']:.2f} [{h['low']:.2f}, {h['high']:.2f}] "
-                        f"against it in {h['games']} games")
+        # the record's "weaker" is the lower rated on the ladder, which need not be ``a``
+        if h["weaker"] == a:
+            sa, lo, hi = h["score"], h["low"], h["high"]
         else:
-            notes[b] = (f"one strength with {a}: head to head {a} scores {h['score']:.2f} "
-                        f"[{h['low']:.2f}, {h['high']:.2f}] against it in {h['games']} games")
+            sa, lo, hi = 1 - h["score"], 1 - h["high"], 1 - h["low"]
+        rec = f"{a} scores {sa:.2f} [{lo:.2f}, {hi:.2f}] against it in {h['games']} games"
+        if hi < 0.5:
+            notes[b] = f"its rating and {a}'s overlap on the ladder, but head to head it is the stronger: {rec}"
+        elif lo > 0.5:
+            notes[b] = f"its rating and {a}'s overlap on the ladder, but head to head it is the weaker: {rec}"
+        else:
+            notes[b] = f"one strength with {a}: head to head {rec}"
     if "balanced" in lv:
         bits = []
         for other in ("hard", "medium", "strongest"):

@@ -238,3 +238,20 @@ def test_every_shipped_table_is_written_by_rate_levels():
     assert tables
     for d, _card, t in tables.values():
         assert str(t.get("source", "")).startswith("descent rate-levels"), f"{d}: {t.get('source')!r}"
+
+
+def test_level_notes_read_a_head_to_head_record_in_either_order():
+    # rate-levels orders a pair by ladder rating: a bound ("at least") can rate the stronger level
+    # below the weaker, so the record's "weaker" may be the level the note calls stronger
+    from descent.strength import level_notes
+    lv = {"hard": {"elo": 963, "low": 755, "high": 1274},
+          "strongest": {"elo": 495, "low": 495, "high": 495, "at_least": True}}
+    rec = {"weaker": "strongest", "stronger": "hard", "score": 0.7, "low": 0.54, "high": 0.82, "games": 40}
+    notes = level_notes({"levels": lv, "head_to_head": [rec]})
+    assert notes["strongest"].endswith("head to head it is the stronger: hard scores 0.30 [0.18, 0.46] "
+                                       "against it in 40 games")
+    rec.update(weaker="hard", stronger="strongest", score=0.45, low=0.3, high=0.6)
+    assert level_notes({"levels": lv, "head_to_head": [rec]})["strongest"] == (
+        "one strength with hard: head to head hard scores 0.45 [0.30, 0.60] against it in 40 games")
+    rec.update(score=0.7, low=0.55, high=0.8)
+    assert "it is the weaker: hard scores 0.70" in level_notes({"levels": lv, "head_to_head": [rec]})["strongest"]
