@@ -63,7 +63,11 @@ def _games_and_examples(run_dir: Path) -> dict:
     return {"games": recs[-1]["game"] if recs else 0, "examples": sum(r["examples"] for r in recs),
             "train_seconds": recs[-1]["train_seconds"] if recs else 0.0,
             "cpu_seconds": recs[-1].get("cpu_seconds", 0.0) if recs else 0.0,
-            "actors": recs[-1].get("actors", 1) if recs else 1}
+            "actors": recs[-1].get("actors", 1) if recs else 1,
+            # the learner's passes over the replay window (a game's record says whether one ended
+            # with it) and the last network version the actors played with
+            "learner_passes": sum(bool(r.get("trained")) for r in recs),
+            "network_version": max((r.get("network_version") or 0 for r in recs), default=0)}
 
 
 def _match(game: str, a, b, n: int, seed: int, opening_plies: int, record: Path) -> list[int]:
