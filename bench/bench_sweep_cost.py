@@ -77,8 +77,17 @@ def main() -> int:
             print(f"{game:<28} {alg:<13} {a.budget} vs {a.opponent}: {n} games, CPU {med:.1f} s (median of "
                   f"{a.repeats}: {', '.join(f'{x:.1f}' for x in cpu)}) -> {row['games_per_cpu_hour']:.0f} games "
                   f"a CPU-hour", flush=True)
-    write_results(a.out, {"machine": machine(), "rows": rows,
-                          "command": "python -m bench.bench_sweep_cost " + " ".join(sys.argv[1:])})
+    command = "python -m bench.bench_sweep_cost " + " ".join(sys.argv[1:])
+    for row in rows:
+        row["command"] = command
+    # a run for some games keeps the file's rows of the others (each row names its command)
+    measured = {r["game"] for r in rows}
+    earlier = []
+    if Path(a.out).exists():
+        old = json.loads(Path(a.out).read_text())
+        earlier = [dict(r, command=r.get("command", old.get("command")))
+                   for r in old.get("rows", []) if r.get("game") not in measured]
+    write_results(a.out, {"machine": machine(), "rows": earlier + rows, "command": command})
     print(f"wrote {a.out}")
     return 0
 
