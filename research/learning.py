@@ -58,16 +58,23 @@ def _train(game: str, runtime: dict, minutes: float, run_dir: str, seed: int) ->
 
 
 def _games_and_examples(run_dir: Path) -> dict:
+    """The member's totals: from its status.json (exact counters, whatever the log rotation thinned)
+    where it has them, else summed over its game log."""
+    from training import layout
     from training.logfiles import read_history     # log.jsonl and its archives
-    recs = read_history(run_dir / "member_00")
-    return {"games": recs[-1]["game"] if recs else 0, "examples": sum(r["examples"] for r in recs),
-            "train_seconds": recs[-1]["train_seconds"] if recs else 0.0,
-            "cpu_seconds": recs[-1].get("cpu_seconds", 0.0) if recs else 0.0,
-            "actors": recs[-1].get("actors", 1) if recs else 1,
-            # the learner's passes over the replay window (a game's record says whether one ended
-            # with it) and the last network version the actors played with
-            "learner_passes": sum(bool(r.get("trained")) for r in recs),
-            "network_version": max((r.get("network_version") or 0 for r in recs), default=0)}
+    mdir = run_dir / "member_00"
+    recs = read_history(mdir)
+    st_path = layout.status_file(mdir)
+    st = json.loads(st_path.read_text()) if st_path.exists() else {}
+    last = recs[-1] if recs else {}
+    return {"games": st.get("games", last.get("game", 0)),
+            "examples": st.get("examples", sum(r["examples"] for r in recs)),
+            "train_seconds": st.get("train_seconds", last.get("train_seconds", 0.0)),
+            "cpu_seconds": st.get("cpu_seconds", last.get("cpu_seconds", 0.0)),
+            "actors": last.get("actors", 1),
+            # the learner: networks published (one a pass over the replay window) and minibatch updates
+            "learner_passes": st.get("network_version", sum(bool(r.get("trained")) for r in recs)),
+            "updates": st.get("updates")}
 
 
 def _match(game: str, a, b, n: int, seed: int, opening_plies: int, record: Path) -> list[int]:
