@@ -46,17 +46,16 @@ import h5py
 import numpy as np
 
 import games
+from bench.harness import BENCH, ROOT, read_results, write_results
 from descent.config import default_config_path, load_config
 from search_ext.descent_core import BYTES_PER_STATE
 from training import layout
 from training.actors import Actor, ActorJob, LocalActors, inbox_arrivals, read_game
 from training.architecture import Architecture
-from training.fileio import atomic_target, write_json
+from training.fileio import atomic_target
 from training.inference import default_games_in_flight
 from training.memory import selfplay_caps
 from training.network import weight_order
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def publish_fixed(mdir: Path, game: str, arch: Architecture, seed: int, version: int = 0) -> Path:
@@ -257,7 +256,7 @@ def main() -> None:
     ap.add_argument("--actors", default="1,2", help="comma-separated K values")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=30.0)
-    ap.add_argument("--out", default=str(ROOT / "bench" / "results_actors.json"))
+    ap.add_argument("--out", default=str(BENCH / "results_actors.json"))
     ap.add_argument("--ray", action="store_true", help="also time shipping a game from a Ray actor")
     ap.add_argument("--only-ray", action="store_true",
                     help="only the Ray measurement, merged into --out's earlier results")
@@ -271,7 +270,7 @@ def main() -> None:
         old = _earlier(args.out, info.spec)
         if old is None:
             raise SystemExit(f"error: {args.out} holds no actor runs of {info.spec}: run without --only-ray first")
-        write_json(args.out, {**old, "ray_ship": only})
+        write_results(args.out, {**old, "ray_ship": only})
         print(f"results: {args.out}")
         return
     ks = [int(x) for x in args.actors.split(",")]
@@ -312,7 +311,7 @@ def main() -> None:
     else:               # keep the Ray measurement an earlier run (--only-ray) made of the same game
         ship = (_earlier(args.out, info.spec) or {}).get("ray_ship")
     load = os.getloadavg()
-    write_json(args.out, {
+    write_results(args.out, {
         "game": info.spec, "config": _shown(cfg_path), "seconds": args.seconds,
         "repeats": args.repeats, "network": "fixed (seeded random weights, the config's architecture)",
         "rows": rows, "publish": publish, **({"ray_ship": ship} if ship else {}),
@@ -325,11 +324,8 @@ def main() -> None:
 
 def _earlier(out: str, spec: str) -> dict | None:
     """The results file's earlier contents when they are of ``spec``; None otherwise."""
-    try:
-        old = json.loads(Path(out).read_text())
-    except (OSError, ValueError):
-        return None
-    return old if isinstance(old, dict) and old.get("game") == spec else None
+    old = read_results(out)
+    return old if old is not None and old.get("game") == spec else None
 
 
 def _print_ship(ship: dict) -> None:

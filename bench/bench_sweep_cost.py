@@ -25,7 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.harness import BENCH, machine, write_results
+from bench.harness import BENCH, machine, read_results, write_results
 from descent.tournament import evaluate
 from training import layout
 
@@ -82,11 +82,9 @@ def main() -> int:
         row["command"] = command
     # a run for some games keeps the file's rows of the others (each row names its command)
     measured = {r["game"] for r in rows}
-    earlier = []
-    if Path(a.out).exists():
-        old = json.loads(Path(a.out).read_text())
-        earlier = [dict(r, command=r.get("command", old.get("command")))
-                   for r in old.get("rows", []) if r.get("game") not in measured]
+    old = read_results(a.out) or {}
+    earlier = [dict(r, command=r.get("command", old.get("command")))
+               for r in old.get("rows", []) if r.get("game") not in measured]
     write_results(a.out, {"machine": machine(), "rows": earlier + rows, "command": command})
     print(f"wrote {a.out}")
     return 0

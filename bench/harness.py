@@ -8,10 +8,12 @@ research.ladder``: the checkout's packages are then the ones imported, without e
   beside it: ``bench/results_<name>.json``, ``research/results_<name>.json``);
 * ``machine()``: the facts recorded with a measurement (Python, platform, processor, cores, date);
 * ``write_results(path, data)``: a results file written atomically (``training.fileio``), so an
-  interrupted run leaves the previous file whole.
+  interrupted run leaves the previous file whole; ``read_results(path)``: its earlier contents, for
+  a run that measures part of what the file holds and keeps the rest.
 """
 from __future__ import annotations
 
+import json
 import os
 import platform
 import sys
@@ -37,3 +39,12 @@ def write_results(path, data: dict, indent: int = 2) -> Path:
     path = Path(path)
     write_json(path, data, indent=indent)
     return path
+
+
+def read_results(path) -> dict | None:
+    """A results file's earlier contents (a JSON object), or None when it is missing or unreadable."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

@@ -302,7 +302,7 @@ def _h2h_section(stage: _Stage, t: dict) -> list[dict]:
         ci = cluster_interval(s, lo=0.0, hi=1.0)
         rows.append({"weaker": a["label"][6:], "stronger": b["label"][6:], "games": len(s),
                      "score": round(ci.mean, 4), "low": round(ci.low, 4), "high": round(ci.high, 4),
-                     "distinct": bool(ci.high < 0.5), "chain": "level-balanced" not in (a["label"], b["label"])})
+                     "chain": "level-balanced" not in (a["label"], b["label"])})
     rows.sort(key=lambda r: (not r["chain"], r["weaker"], r["stronger"]))
     return rows
 

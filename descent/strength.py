@@ -197,7 +197,8 @@ ABOUT = {
 
 def _h2h(t: dict, a: str, b: str) -> dict | None:
     """The head-to-head record of levels ``a`` and ``b`` in the table (either order), as
-    {"weaker", "stronger", "score" (the weaker's), "low", "high", "games", "distinct"}."""
+    {"weaker", "stronger" (by ladder rating), "score" (the weaker's), "low", "high", "games"}; whether
+    one level is the stronger head to head is read from the interval (``level_notes``)."""
     for h in t.get("head_to_head") or ():
         if isinstance(h, dict) and {h.get("weaker"), h.get("stronger")} == {a, b}:
             return h
