@@ -1,4 +1,4 @@
-"""Self-play actors (issue 45): examples per wall-second of one member with K actor processes.
+"""Self-play actors: examples per wall-second of one member with K actor processes.
 
   python -m bench.bench_actors [--game 'reversi(size=6)'] [--actors 1,2] [--repeats 3]
                                [--seconds 30] [--out bench/results_actors.json]

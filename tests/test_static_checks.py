@@ -96,3 +96,19 @@ def test_compiler_directives_are_set_once_in_the_build():
                for p in sorted((ROOT / pkg).glob("*.p[yx][xd]"))
                for n, line in enumerate(p.read_text().splitlines(), 1) if re.match(r"#\s*cython\s*:", line)]
     assert not headers, "\n".join(headers)
+
+
+def test_benchmarks_and_shipped_configs_cite_no_issue_numbers_and_edit_no_import_path():
+    """bench/ holds benchmarks run as modules (``python -m bench.NAME``) through one harness: no
+    script edits ``sys.path``, and neither a benchmark nor a shipped config cites the tracker's
+    issue numbers (what they measure or set is said in words)."""
+    issue = re.compile(r"\bissues? ?#?\d+", re.IGNORECASE)
+    path_edit = re.compile(r"sys\.path\s*(\.\w+\(|\[|\+?=)")
+    found = []
+    files = sorted((ROOT / "bench").glob("*.py")) + sorted((ROOT / "configs").rglob("*.toml"))
+    assert len(files) > 20
+    for path in files:
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if issue.search(line) or (path.suffix == ".py" and path_edit.search(line)):
+                found.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert not found, "\n".join(found)
