@@ -23,7 +23,9 @@ The file (TOML; see ``configs/experiments/minibal-cpu.toml``)::
                   continues the same members, and rank and evaluate then use the new milestones),
                   from (an exported run, e.g. results/training-runs/NAME: copied to the game's run
                   directory when that holds no run yet, so that an experiment on committed networks
-                  needs no step by hand)
+                  needs no step by hand), high, low and split_source (a split given instead of
+                  ranked, as ``descent rank --high --low --source``: for an exported run that keeps
+                  only the checkpoints its pools use, so that its ranking cannot be replayed)
 """
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ from training import layout
 from descent.config import read_toml
 from descent.plan import build_plan
 from descent.report import make_report, pools_summary
-from descent.tournament import evaluate, rank
+from descent.tournament import evaluate, given_pools, rank
 
 _KEYS: dict[str, dict[str, type]] = {
     "experiment": {"name": str, "seed": int, "workers": int, "runs": str, "report": str},
@@ -47,7 +49,8 @@ _KEYS: dict[str, dict[str, type]] = {
     "evaluate": {"algorithms": list, "budgets": list, "opening_plies": int},
 }
 _LISTS: dict[str, dict[str, type]] = {"opponents": {"kind": str, "budget": str, "games_per_pair": int},
-          "games": {"spec": str, "config": str, "budget": str, "milestones": str, "from": str}}
+          "games": {"spec": str, "config": str, "budget": str, "milestones": str, "from": str,
+                    "high": list, "low": list, "split_source": str}}
 _DEFAULTS: dict[str, dict[str, object]] = {"experiment": {"seed": 0, "workers": 1, "runs": "checkpoints/experiments", "report": "results"},
              "train": {"workers": 1},
              "rank": {"games_per_pair": 16, "opening_plies": 4, "early": "", "final": ""},
@@ -101,6 +104,15 @@ def load_experiment(path) -> dict:
             g["spec"] = games.load(g["spec"]).spec
         except GameError as exc:
             raise ExperimentError(f"{path}: games.spec {g['spec']!r}: {exc}") from None
+        given = [k for k in ("high", "low", "split_source") if k in g]
+        if given and len(given) < 3:
+            raise ExperimentError(f"{path}: games {g['spec']}: high, low and split_source go together "
+                                  f"(a given split and where it comes from), got only {', '.join(given)}")
+        for k in ("high", "low"):
+            if k in g and (not g[k] or not all(isinstance(m, int) and not isinstance(m, bool) and m >= 0
+                                                for m in g[k])):
+                raise ExperimentError(f"{path}: games {g['spec']}: '{k}' must be a list of member "
+                                      f"numbers, got {g[k]!r}")
     return out
 
 
@@ -166,7 +178,13 @@ def run_experiment(path, runs: str | None = None, report: str | None = None, sta
         if layout.is_run(run_dir) and plan.record_milestones():
             echo(f"[train] {spec}: early and final checkpoints are now "
                  f"{' and '.join(plan.milestone_names[i] for i in (0, -1))}")
-        if "rank" in stages:
+        if "rank" in stages and "high" in g:
+            echo(f"[rank] {spec}: pools given, not ranked: high {g['high']}, low {g['low']} "
+                 f"({g['split_source']})")
+            given_pools(run_dir, spec, g["high"], g["low"], g["split_source"], early=r["early"] or None,
+                        final=r["final"] or None, echo=echo)
+            echo("\n".join(pools_summary(run_dir)))
+        elif "rank" in stages:
             echo(f"[rank] {spec}: {r['agent']}, {r['games_per_pair']} games per pair, "
                  f"{r['opening_plies']} opening plies")
             rank(run_dir, spec, r["agent"], r["games_per_pair"], r["opening_plies"], e["workers"], e["seed"],

@@ -302,6 +302,10 @@ def pools_summary(run_dir: Path) -> list[str]:
         p = json.loads(path.read_text())
     except (OSError, ValueError):
         return [f"{path}: unreadable pools.json"]
+    given = p.get("given")
+    if given:
+        return [f"{p['game']}: pools given, not ranked here: high {', '.join(h['net'] for h in p['high'])} / "
+                f"low {', '.join(x['net'] for x in p['low'])} ({given.get('source', '?')})"]
     lines = [f"{p['game']}: ranked by {p['agent']}, {p.get('games_per_pair')} games per pair, "
              f"{p.get('opening_plies', 0)} opening plies"]
     def shown(x):

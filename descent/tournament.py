@@ -104,26 +104,11 @@ def find_nets(run_dir: Path, game: str) -> dict[int, list[Net]]:
     return dict(sorted(out.items()))
 
 
-def select_members(run_dir: Path, game: str, allow_untrained: bool = False, early: str | None = None,
-                   final: str | None = None) -> dict:
-    """The early and final checkpoint of every member that reached all the run's milestones and
-    whose final checkpoint saw at least one self-play game (unless ``allow_untrained``). ``early``
-    and ``final`` name two of the run's milestones instead of its first and last (a run with
-    milestones 10m,35m,120m ranks its 120m networks with the 35m ones as the low pool: 35:120 is
-    the Minibal paper's 20:70); a member then needs only those two. ``ProtocolError`` when the run
-    has no such milestone or ``early`` comes after ``final``; ``early`` equal to ``final`` keeps the
-    low pool at its final networks (pools as close as the ranking alone makes them: the strength
-    gap without the training time between the milestones).
-
-    Returns ``{"milestones": [...], "early": {m: Net}, "final": {m: Net}, "excluded": [{member,
-    has, missing}], "untrained": [{member, net, games, examples}], "undertrained": [{member, net,
-    games, examples}], "note": str | None}``: ``untrained`` are the members left out because
-    their final network never saw a game, ``undertrained`` the checkpoints kept that saw fewer
-    games than ``min_milestone_games`` when they were written.
-    """
-    run_dir = Path(run_dir)
+def _milestone_names(run_dir: Path, game: str, nets: dict[int, list[Net]], early: str | None,
+                     final: str | None) -> tuple[list[str], str | None]:
+    """The milestones a rank reads (the run's, or ``early`` and ``final`` of them) and a note when
+    run.json records none (``select_members``)."""
     rec = _run_record(run_dir, game)
-    nets = find_nets(run_dir, game)
     note = None
     recorded = rec.get("milestones")
     if recorded:
@@ -146,6 +131,29 @@ def select_members(run_dir: Path, game: str, allow_untrained: bool = False, earl
             raise ProtocolError(f"{run_dir}: --early {chosen[0]!r} must not come after --final {chosen[1]!r} "
                                 f"(the run's milestones: {', '.join(names)})")
         names = [x for x in chosen if x is not None]      # all of them (checked above)
+    return names, note
+
+
+def select_members(run_dir: Path, game: str, allow_untrained: bool = False, early: str | None = None,
+                   final: str | None = None) -> dict:
+    """The early and final checkpoint of every member that reached all the run's milestones and
+    whose final checkpoint saw at least one self-play game (unless ``allow_untrained``). ``early``
+    and ``final`` name two of the run's milestones instead of its first and last (a run with
+    milestones 10m,35m,120m ranks its 120m networks with the 35m ones as the low pool: 35:120 is
+    the Minibal paper's 20:70); a member then needs only those two. ``ProtocolError`` when the run
+    has no such milestone or ``early`` comes after ``final``; ``early`` equal to ``final`` keeps the
+    low pool at its final networks (pools as close as the ranking alone makes them: the strength
+    gap without the training time between the milestones).
+
+    Returns ``{"milestones": [...], "early": {m: Net}, "final": {m: Net}, "excluded": [{member,
+    has, missing}], "untrained": [{member, net, games, examples}], "undertrained": [{member, net,
+    games, examples}], "note": str | None}``: ``untrained`` are the members left out because
+    their final network never saw a game, ``undertrained`` the checkpoints kept that saw fewer
+    games than ``min_milestone_games`` when they were written.
+    """
+    run_dir = Path(run_dir)
+    nets = find_nets(run_dir, game)
+    names, note = _milestone_names(run_dir, game, nets, early, final)
     early_nets: dict[int, Net] = {}
     final_nets: dict[int, Net] = {}
     excluded = []
@@ -397,6 +405,55 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
                        "verdict": {-1: "weaker", 1: "stronger", 0: "not separated"}[side]})
     pools["early_vs_final"] = checks
     db.close()
+    write_json(layout.pools_file(run_dir), pools)
+    return pools
+
+
+def given_pools(run_dir, game: str, high: list[int], low: list[int], source: str, early: str | None = None,
+                final: str | None = None, echo=print) -> dict:
+    """Pools given instead of ranked: the ``high`` members' final checkpoints against the ``low``
+    members' early ones, no game played; ``source`` says where the split comes from (an earlier
+    rank whose networks are not all kept: an exported run holds only the checkpoints its pools use).
+    Written to ``<run>/pools.json`` like a rank's, with ``given`` in place of the ranking, so every
+    stage that reads pools reads it. ``ProtocolError`` for an empty or overlapping split, a member
+    the run does not have, or a checkpoint it lacks; nothing is written then."""
+    run_dir = Path(run_dir)
+    high, low = [int(m) for m in high], [int(m) for m in low]
+    if not high or not low:
+        raise ProtocolError(f"{run_dir}: a given split needs at least one high and one low member "
+                            f"(high {high or 'none'}, low {low or 'none'})")
+    both = sorted(set(high) & set(low))
+    if both or len(set(high)) < len(high) or len(set(low)) < len(low):
+        raise ProtocolError(f"{run_dir}: a given split names a member twice "
+                            f"({', '.join(str(m) for m in both) or 'within one pool'})")
+    if not source.strip():
+        raise ProtocolError(f"{run_dir}: a given split needs its source (where the split comes from)")
+    nets = find_nets(run_dir, game)
+    names, note = _milestone_names(run_dir, game, nets, early, final)
+    if not names:
+        raise ProtocolError(f"{run_dir}: no milestone checkpoints; train the run first")
+    members = sorted(set(nets) | set(layout.member_dirs(run_dir)))
+    chosen: dict[int, Net] = {}
+    for pool, ms, milestone in (("high", high, names[-1]), ("low", low, names[0])):
+        for m in ms:
+            if m not in members:
+                raise ProtocolError(f"{run_dir}: the given {pool} pool names member {m}; the run has "
+                                    f"members {', '.join(str(x) for x in members) or 'none'}")
+            have = {n.milestone: n for n in nets.get(m, [])}
+            if milestone not in have:
+                raise ProtocolError(f"{run_dir}: the given {pool} pool needs member {m}'s {milestone} "
+                                    f"checkpoint; it has {', '.join(sorted(have)) or 'none'}")
+            chosen[m] = have[milestone]
+    if note:
+        echo(f"note: {note}")
+    check_writable_dir(run_dir, ProtocolError, "run directory")
+    pools = {"game": game, "agent": None, "games_per_pair": 0, "opening_plies": 0, "seed": None,
+             "milestones": names, "excluded": [], "same_state": [], "untrained": [], "undertrained": [],
+             "ranking": [], "split": None, "given": {"source": source.strip()},
+             "high": [{"member": m, "net": chosen[m].label, "path": chosen[m].path} for m in high],
+             "low": [{"member": m, "net": chosen[m].label, "path": chosen[m].path,
+                      "final": Net(m, names[-1], 0.0, "").label} for m in low],
+             "early_vs_final": []}
     write_json(layout.pools_file(run_dir), pools)
     return pools
 

@@ -812,3 +812,79 @@ def test_rank_early_and_final_milestones_by_name(tmp_path):
     pools = json.loads((tmp_path / "pools.json").read_text())
     assert {p["net"].split("@")[1] for p in pools["high"]} == {"c"}
     assert {p["net"].split("@")[1] for p in pools["low"]} == {"b"}
+
+
+def test_a_given_split_is_evaluated_without_ranking(fake_run, tmp_path):
+    """An exported run that keeps only the checkpoints its pools use (the high members' final, the
+    low members' early: its ranking cannot be replayed) is evaluated with the split given, by
+    ``descent rank --high --low --source`` or an experiment's [[games]] high/low/split_source: no
+    rank game is played, pools.json and the report say where the split comes from, bad splits are
+    one-line errors that leave the pools file as it was."""
+    import shutil
+    run = tmp_path / "export"
+    shutil.copytree(fake_run, run, ignore=shutil.ignore_patterns("pools.json", "results.db*", "calibrations"))
+    for m, gone in ((1, "early"), (2, "early"), (0, "final"), (3, "final")):
+        (run / f"member_{m:02d}" / f"milestone_{gone}.weights.h5").unlink()
+    shutil.rmtree(run / "member_04")
+    r = descent("rank", "tic_tac_toe", "--run", str(run), *RANK)          # a rank needs every final
+    assert r.returncode == 2 and "ranking needs at least 2" in r.stderr
+    r = descent("rank", "tic_tac_toe", "--run", str(run), "--high", "1,2", "--low", "0,3",
+                "--source", "an earlier rank: 1, 2 over 3, 0")
+    assert r.returncode == 0, r.stderr
+    assert "pools given, not ranked (no game played): an earlier rank: 1, 2 over 3, 0" in r.stdout
+    pools = json.loads((run / "pools.json").read_text())
+    assert [p["net"] for p in pools["high"]] == ["m01@final", "m02@final"]
+    assert [p["net"] for p in pools["low"]] == ["m00@early", "m03@early"]
+    assert pools["given"] == {"source": "an earlier rank: 1, 2 over 3, 0"} and pools["ranking"] == []
+    assert not (run / "results.db").exists()
+    written = (run / "pools.json").read_bytes()
+    for args, message in ((["--high", "0,1", "--low", "2,3", "--source", "x"], "needs member 0's final checkpoint"),
+                          (["--high", "1,2", "--low", "2,3", "--source", "x"], "names a member twice (2)"),
+                          (["--high", "1,9", "--low", "0,3", "--source", "x"], "names member 9"),
+                          (["--high", "1,2", "--low", "0,3", "--source", " "], "needs its source"),
+                          (["--high", "1,2", "--low", "0,3"], "--high, --low and --source go together")):
+        r = descent("rank", "tic_tac_toe", "--run", str(run), *args)
+        assert r.returncode == 2 and message in r.stderr and r.stderr.count("\n") == 1, (args, r.stderr)
+        assert (run / "pools.json").read_bytes() == written
+    exp = tmp_path / "exp.toml"
+    exp.write_text(f"""
+[experiment]
+name = "t"
+runs = "{tmp_path / 'runs'}"
+report = "{tmp_path / 'report'}"
+[train]
+population = 4
+budget = "2s"
+milestones = "1s,2s"
+[rank]
+agent = "minimax:iterations=10,decision=safe"
+[evaluate]
+algorithms = ["minimax", "minibal_plus"]
+budgets = ["iterations=3"]
+opening_plies = 1
+[[opponents]]
+kind = "pool"
+budget = "iterations=10"
+games_per_pair = 2
+[[games]]
+spec = "tic_tac_toe"
+from = "{run}"
+high = [1, 2]
+low = [0, 3]
+split_source = "the export's README"
+""")
+    r = descent("experiment", str(exp), "--stage", "rank", "--stage", "evaluate", "--stage", "report")
+    assert r.returncode == 0, r.stderr
+    assert "[rank] tic_tac_toe: pools given, not ranked: high [1, 2], low [0, 3] (the export's README)" in r.stdout
+    with sqlite3.connect(tmp_path / "runs" / "tic_tac_toe" / "results.db") as c:
+        stages = dict(c.execute("SELECT stage, COUNT(*) FROM matches GROUP BY stage").fetchall())
+    assert stages == {"evaluate": 2 * 2 * 2 * 2}          # algorithms x high x low x games per pair
+    table = (tmp_path / "report" / "table.txt").read_text()
+    assert "pools given, not ranked here: high m01@final, m02@final / low m00@early, m03@early" in table
+    bad = tmp_path / "bad.toml"
+    bad.write_text(exp.read_text().replace('split_source = "the export\'s README"\n', ""))
+    r = descent("experiment", str(bad), "--stage", "rank")
+    assert r.returncode == 2 and "high, low and split_source go together" in r.stderr
+    bad.write_text(exp.read_text().replace("low = [0, 3]", 'low = ["a"]'))
+    r = descent("experiment", str(bad), "--stage", "rank")
+    assert r.returncode == 2 and "'low' must be a list of member numbers" in r.stderr

@@ -244,11 +244,17 @@ def milestone_records(run_dir) -> list[Path]:
     return sorted(Path(run_dir).glob(f"member_*/{MILESTONE_PREFIX}*.json"))
 
 
+def milestone_reached(mdir, name: str) -> bool:
+    """Whether a member wrote milestone ``name``: its record and its weights, or only its record in
+    an exported member (``exported``), whose export may leave out the weights no pool uses
+    (``tools.export_run`` lists them with ``kept: false``)."""
+    return milestone_record(mdir, name).exists() and (milestone_weights(mdir, name).exists()
+                                                      or exported(mdir))
+
+
 def trained(run_dir, population: int, names) -> bool:
     """Whether every member below ``population`` has written every milestone of ``names``."""
-    return all(milestone_weights(member_dir(run_dir, m), n).exists()
-               and milestone_record(member_dir(run_dir, m), n).exists()
-               for m in range(population) for n in names)
+    return all(milestone_reached(member_dir(run_dir, m), n) for m in range(population) for n in names)
 
 
 # ---- a report folder ----------------------------------------------------------------------------

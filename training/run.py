@@ -334,7 +334,7 @@ def _finished_export(run_dir: Path, member: int, budget: float, names) -> bool:
         status = loaded if isinstance(loaded, dict) else {}
     except (OSError, ValueError):
         pass
-    have = {n for n in layout.milestone_names(mdir) if layout.milestone_weights(mdir, n).exists()}
+    have = {n for n in layout.milestone_names(mdir) if layout.milestone_reached(mdir, n)}
     ran = status.get("budget")
     if (status.get("done") is True and isinstance(ran, (int, float)) and ran >= budget
             and set(names) <= have):

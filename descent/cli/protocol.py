@@ -77,7 +77,10 @@ def match(game, agent_a, agent_b, n_games, workers, seed, verbose, ray_address):
 def print_pools(pools):
     def shown(x):
         return "?" if x is None else str(x)
-    click.echo(f"{'rank':>4} {'net':<12} {'score':>6} {'games':>6} {'Elo (95%)':>16}  trained on")
+    if pools.get("given"):
+        click.echo(f"pools given, not ranked (no game played): {pools['given']['source']}")
+    else:
+        click.echo(f"{'rank':>4} {'net':<12} {'score':>6} {'games':>6} {'Elo (95%)':>16}  trained on")
     for r in pools["ranking"]:
         click.echo(f"{r['rank']:>4} {r['net']:<12} {r['score']:>6.3f} {r['games']:>6} "
                    f"{r['elo']:>+8.0f} ± {r['elo_radius']:<5.0f}  "
@@ -117,12 +120,33 @@ def print_pools(pools):
                    "the same as --final keeps the low pool at its final networks (pools closer together).")
 @click.option("--final", default=None, metavar="MILESTONE",
               help="The milestone ranked and kept in the high pool (default: the run's last).")
+@click.option("--high", default=None, metavar="MEMBERS",
+              help="Give the split instead of ranking (no game played): these members' final "
+                   "checkpoints are the high pool, e.g. 1,2 (needs --low and --source).")
+@click.option("--low", default=None, metavar="MEMBERS",
+              help="With --high: these members' early checkpoints are the low pool, e.g. 0,3.")
+@click.option("--source", default=None, metavar="TEXT",
+              help="With --high: where the given split comes from (kept in pools.json and the report).")
 def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_address, allow_untrained,
-         early, final):
-    """Round-robin tournament of the final networks; split them into high and low pools."""
-    from descent.tournament import rank as do_rank  # lazy: CLI start-up (each command loads only its own modules)
+         early, final, high, low, source):
+    """Round-robin tournament of the final networks; split them into high and low pools.
+
+    With --high, --low and --source the split is given instead (an earlier rank whose networks are
+    not all kept): no game is played and pools.json says where the split comes from."""
+    # lazy: CLI start-up (each command loads only its own modules)
+    from descent.tournament import given_pools, rank as do_rank
     info = load_game(game)
     run_dir = run_dir_of(info.spec, run)
+    if high is not None or low is not None or source is not None:
+        if high is None or low is None or source is None:
+            raise UserError("--high, --low and --source go together (a given split and where it comes from)")
+        members = {name: [validate.parse_int(x, name, 0, validate.MAX_COUNT) for x in split_option(text, name)]
+                   for name, text in (("--high", high), ("--low", low))}
+        pools = given_pools(run_dir, info.spec, members["--high"], members["--low"], source, early=early,
+                            final=final, echo=click.echo)
+        print_pools(pools)
+        click.echo(f"pools written to {layout.pools_file(run_dir)}")
+        return
     from descent.config import config_ray  # lazy: CLI start-up (each command loads only its own modules)
     pools = do_rank(run_dir, info.spec, agent, games_per_pair, opening_plies, workers, seed,
                     ray_address=ray_address or config_ray(info.spec), echo=click.echo,
