@@ -285,12 +285,14 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
          games_per_pair: int = DEFAULT_RANK_GAMES, opening_plies: int = DEFAULT_OPENING_PLIES,
          workers: int = 1, seed: int = 0, db_path=None, progress=True, echo=print,
          ray_address: str | None = None, allow_untrained: bool = False, early: str | None = None,
-         final: str | None = None) -> dict:
+         final: str | None = None, pools_path=None) -> dict:
     """Round-robin among the final checkpoints; pools written to ``<run>/pools.json`` with the
     confidence of the split and the early-versus-final check of the low pool. A member whose final
     checkpoint never saw a self-play game is left out (``allow_untrained`` keeps it); checkpoints
     flagged undertrained are kept with a warning. ``early``/``final``: two milestones of the run
-    instead of its first and last (``select_members``)."""
+    instead of its first and last (``select_members``). ``db_path`` and ``pools_path``: another
+    results database and pools file than the run's (a larger rank beside the run's own, which
+    stays as it is)."""
     parse_agent(agent)
     run_dir = Path(run_dir)
     sel = select_members(run_dir, game, allow_untrained, early, final)
@@ -319,8 +321,11 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
                             + (f" with a trained final checkpoint ({len(sel['untrained'])} never "
                                f"saw a game)" if sel["untrained"] else "")
                             + "; ranking needs at least 2")
-    check_writable_dir(run_dir, ProtocolError, "run directory")   # pools.json, results.db: before any match
-    db = ResultsDB(db_path or layout.results_db(run_dir))
+    pools_path = Path(pools_path or layout.pools_file(run_dir))
+    db_path = Path(db_path or layout.results_db(run_dir))
+    for d, what in ((pools_path.parent, "pools folder"), (db_path.parent, "results folder")):
+        check_writable_dir(d, ProtocolError, what)             # before any match
+    db = ResultsDB(db_path)
     have = db.keys("rank")
     openings = _Openings(game, opening_plies, seed, "rank")
     tasks = []
@@ -405,7 +410,7 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
                        "verdict": {-1: "weaker", 1: "stronger", 0: "not separated"}[side]})
     pools["early_vs_final"] = checks
     db.close()
-    write_json(layout.pools_file(run_dir), pools)
+    write_json(pools_path, pools)
     return pools
 
 

@@ -888,3 +888,34 @@ split_source = "the export's README"
     bad.write_text(exp.read_text().replace("low = [0, 3]", 'low = ["a"]'))
     r = descent("experiment", str(bad), "--stage", "rank")
     assert r.returncode == 2 and "'low' must be a list of member numbers" in r.stderr
+
+
+def test_a_larger_rank_beside_the_runs_own_leaves_its_pools_and_results_alone(fake_run, tmp_path):
+    """``descent rank --db --pools-out``: a rank with more games a pair played into another
+    database and written to another pools file; the run's pools.json and results.db are as they
+    were, and a rerun finds every game in its database and plays none."""
+    if not (fake_run / "pools.json").exists():
+        test_rank_shares_openings_between_seats_and_flags_partial_members(fake_run)
+    pools_before = (fake_run / "pools.json").read_bytes()
+    with sqlite3.connect(fake_run / "results.db") as c:
+        before = c.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
+    db, out = tmp_path / "larger" / "rank.db", tmp_path / "larger" / "pools.json"
+    args = ["rank", "tic_tac_toe", "--run", str(fake_run), "--agent", "minimax:iterations=10,decision=safe",
+            "--games-per-pair", "6", "--opening-plies", "2", "--db", str(db), "--pools-out", str(out)]
+    r = descent(*args)
+    assert r.returncode == 0, r.stderr
+    assert f"pools written to {out}; results in {db}" in r.stdout and "rank tic_tac_toe" in r.stderr
+    assert (fake_run / "pools.json").read_bytes() == pools_before
+    with sqlite3.connect(fake_run / "results.db") as c:
+        assert c.execute("SELECT COUNT(*) FROM matches").fetchone()[0] == before
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT COUNT(*) FROM matches WHERE stage='rank'").fetchone()[0] == 6 * 6
+    pools = json.loads(out.read_text())
+    assert pools["games_per_pair"] == 6 and sum(r_["games"] for r_ in pools["ranking"]) == 2 * 6 * 6
+    r = descent(*args)
+    assert r.returncode == 0 and "rank tic_tac_toe" not in r.stderr      # no progress bar: nothing played
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT COUNT(*) FROM matches WHERE stage='rank'").fetchone()[0] == 6 * 6
+    r = descent("rank", "tic_tac_toe", "--run", str(fake_run), "--high", "1", "--low", "0", "--source", "x",
+                "--pools-out", str(out))
+    assert r.returncode == 2 and "--db and --pools-out are for a rank" in r.stderr

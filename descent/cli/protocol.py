@@ -127,8 +127,13 @@ def print_pools(pools):
               help="With --high: these members' early checkpoints are the low pool, e.g. 0,3.")
 @click.option("--source", default=None, metavar="TEXT",
               help="With --high: where the given split comes from (kept in pools.json and the report).")
+@click.option("--db", "db_path", type=click.Path(dir_okay=False), default=None,
+              help="Play into and read this results database instead of the run's results.db.")
+@click.option("--pools-out", type=click.Path(dir_okay=False), default=None,
+              help="Write the pools here instead of the run's pools.json (a larger rank beside the "
+                   "run's own, which stays as it is).")
 def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_address, allow_untrained,
-         early, final, high, low, source):
+         early, final, high, low, source, db_path, pools_out):
     """Round-robin tournament of the final networks; split them into high and low pools.
 
     With --high, --low and --source the split is given instead (an earlier rank whose networks are
@@ -138,6 +143,9 @@ def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_add
     info = load_game(game)
     run_dir = run_dir_of(info.spec, run)
     if high is not None or low is not None or source is not None:
+        if db_path or pools_out:
+            raise UserError("--db and --pools-out are for a rank; a given split plays no game and "
+                            "writes the run's pools.json")
         if high is None or low is None or source is None:
             raise UserError("--high, --low and --source go together (a given split and where it comes from)")
         members = {name: [validate.parse_int(x, name, 0, validate.MAX_COUNT) for x in split_option(text, name)]
@@ -150,9 +158,11 @@ def rank(game, run, agent, games_per_pair, opening_plies, workers, seed, ray_add
     from descent.config import config_ray  # lazy: CLI start-up (each command loads only its own modules)
     pools = do_rank(run_dir, info.spec, agent, games_per_pair, opening_plies, workers, seed,
                     ray_address=ray_address or config_ray(info.spec), echo=click.echo,
-                    allow_untrained=allow_untrained, early=early, final=final)
+                    allow_untrained=allow_untrained, early=early, final=final, db_path=db_path,
+                    pools_path=pools_out)
     print_pools(pools)
-    click.echo(f"pools written to {layout.pools_file(run_dir)}; results in {layout.results_db(run_dir)}")
+    click.echo(f"pools written to {pools_out or layout.pools_file(run_dir)}; results in "
+               f"{db_path or layout.results_db(run_dir)}")
 
 
 @cli.command()
