@@ -38,6 +38,7 @@ import os
 import sys
 from pathlib import Path
 
+from training.fileio import write_json
 
 PATHS = {
     "single": {"inference": "tf", "learner": "inline", "games_in_flight": 1},
@@ -182,7 +183,7 @@ def main() -> int:
                            "elo_a": list(elo[1]), "elo_b": list(elo[2]),
                            "elo_method": "Bradley-Terry over the three matches, the rung at 0; 95% "
                                          "intervals from 500 bootstrap resamples of each match's games"}
-    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    write_json(out / "summary.json", summary)          # temporary name, then renamed
     print(json.dumps(summary, indent=1))
     return 0
 
