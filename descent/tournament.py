@@ -324,7 +324,7 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
     pools_path = Path(pools_path or layout.pools_file(run_dir))
     db_path = Path(db_path or layout.results_db(run_dir))
     for d, what in ((pools_path.parent, "pools folder"), (db_path.parent, "results folder")):
-        check_writable_dir(d, ProtocolError, what)             # before any match
+        check_writable_dir(d, ProtocolError, "run directory" if d == run_dir else what)   # before any match
     db = ResultsDB(db_path)
     have = db.keys("rank")
     openings = _Openings(game, opening_plies, seed, "rank")
