@@ -323,7 +323,8 @@ def rank(run_dir, game: str, agent: str = "minimax:time=1,decision=safe",
                             + "; ranking needs at least 2")
     pools_path = Path(pools_path or layout.pools_file(run_dir))
     db_path = Path(db_path or layout.results_db(run_dir))
-    for d, what in ((pools_path.parent, "pools folder"), (db_path.parent, "results folder")):
+    folders = {db_path.parent: "results folder", pools_path.parent: "pools folder"}   # one probe a folder
+    for d, what in folders.items():
         check_writable_dir(d, ProtocolError, "run directory" if d == run_dir else what)   # before any match
     db = ResultsDB(db_path)
     have = db.keys("rank")

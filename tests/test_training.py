@@ -885,20 +885,23 @@ def test_an_exported_finished_member_is_kept_and_the_population_grows_beside_it(
     assert {p.name: p.read_bytes() for p in m0.iterdir() if p.is_file()} == before
 
 
-def test_an_export_that_left_out_a_milestones_weights_still_counts_as_trained(tmp_path, tiny_config):
+def test_an_export_that_left_out_a_milestones_weights_still_counts_as_trained(tmp_path):
     """``tools.export_run`` keeps only the checkpoints a report uses (the others listed with
     ``kept: false``): an exported member whose record of a milestone is there without its weights
-    has reached that milestone, so a run restored from such an export trains nothing for it."""
+    has reached that milestone, so a run restored from such an export trains nothing for it. The
+    member's files as training leaves them (only their presence matters here, no training run)."""
     from training import layout
     run = tmp_path / "run"
-    args = ["train", "tic_tac_toe", "--config", str(tiny_config), "--out", str(run), "--inference", "numpy",
-            "--learner", "inline", "--budget", "2s", "--milestones", "1s,2s"]
-    assert descent(*args).returncode == 0
-    m0 = run / "member_00"
-    assert layout.trained(run, 1, ["1s", "2s"])
-    (m0 / "milestone_1s.weights.h5").unlink()           # a weights file no pool uses, left out
+    m0 = layout.member_dir(run, 0)
+    m0.mkdir(parents=True)
+    for name in ("1s", "2s"):
+        layout.milestone_weights(m0, name).write_bytes(b"weights")
+        layout.milestone_record(m0, name).write_text("{}")
+    layout.state_file(m0).write_bytes(b"state")
+    assert layout.trained(run, 1, ["1s", "2s"]) and not layout.trained(run, 2, ["1s", "2s"])
+    layout.milestone_weights(m0, "1s").unlink()         # a weights file no pool uses, left out
     assert not layout.trained(run, 1, ["1s", "2s"])      # still training (latest.h5): not reached
-    (m0 / "latest.h5").unlink()                         # exported: no resume state
+    layout.state_file(m0).unlink()                      # exported: no resume state
     assert layout.trained(run, 1, ["1s", "2s"]) and layout.milestone_reached(m0, "1s")
-    (m0 / "milestone_1s.json").unlink()                 # without its record it is not reached
-    assert not layout.milestone_reached(m0, "1s")
+    layout.milestone_record(m0, "1s").unlink()          # without its record it is not reached
+    assert not layout.milestone_reached(m0, "1s") and not layout.trained(run, 1, ["1s", "2s"])
