@@ -9,6 +9,12 @@ every member has reached every milestone, rank and evaluate skip the matches alr
 
 The file (TOML; see ``configs/experiments/minibal-cpu.toml``)::
 
+    extends       (optional, before any section) another experiment file, relative to this one's
+                  folder: its settings are this file's except those given here. A section
+                  ([experiment], [train], [rank], [evaluate]) overrides the base's key by key; an
+                  array of tables ([[opponents]], [[games]]) replaces the base's whole array. A
+                  variant (other budgets, a given split, its own runs folder) is then its differences
+                  (``configs/experiments/minibal-sweep-methods.toml``).
     [experiment]  name, seed, workers (match worker processes), runs (folder of the run
                   directories, one per game, named as ``descent train`` names them), report (folder)
     [train]       population, budget, milestones, workers
@@ -61,10 +67,39 @@ class ExperimentError(GameError):
     """An experiment file that is missing, malformed or names something unknown."""
 
 
-def load_experiment(path) -> dict:
-    """Read and check an experiment file; returns its sections with defaults filled in."""
+_MAX_EXTENDS = 8
+
+
+def _read_layers(path, chain: tuple = ()) -> tuple[Path, dict]:
+    """(the file's path, its sections over those of the files it extends): every file of the chain
+    checked against the format with its own path in the message. ``extends`` (a top-level key: a
+    path relative to the extending file's folder) names the base; a section table of the file
+    overrides the base's key by key, an array of tables (``[[opponents]]``, ``[[games]]``) replaces
+    the base's whole array."""
     path, raw = read_toml(path, "experiment file", ExperimentError)
-    out: dict = {}
+    here = path.resolve()
+    if here in chain:
+        raise ExperimentError(f"{path}: 'extends' goes round in a circle "
+                              f"({' -> '.join(p.name for p in chain + (here,))})")
+    base_name = raw.pop("extends", None)
+    _check_sections(path, raw)
+    if base_name is None:
+        return path, raw
+    if not isinstance(base_name, str) or not base_name:
+        raise ExperimentError(f"{path}: 'extends' must be the path of another experiment file, got {base_name!r}")
+    if len(chain) >= _MAX_EXTENDS:
+        raise ExperimentError(f"{path}: more than {_MAX_EXTENDS} files extend one another")
+    base_path = path.parent / base_name
+    if not base_path.is_file():
+        raise ExperimentError(f"{path}: extends {base_name!r}: no such file ({base_path})")
+    _, merged = _read_layers(base_path, chain + (here,))
+    for section, value in raw.items():
+        merged[section] = {**merged.get(section, {}), **value} if section in _KEYS else value
+    return path, merged
+
+
+def _check_sections(path, raw: dict) -> None:
+    """Every section and key of one file known and of its type."""
     for section, value in raw.items():
         if section in _KEYS:
             keys, items = _KEYS[section], [value]
@@ -83,7 +118,12 @@ def load_experiment(path) -> dict:
                     raise ExperimentError(f"{path}: unknown key '{section}.{k}' (known: {', '.join(keys)})")
                 if not isinstance(v, keys[k]) or isinstance(v, bool):
                     raise ExperimentError(f"{path}: '{section}.{k}' must be {keys[k].__name__}, got {v!r}")
-        out[section] = value
+
+
+def load_experiment(path) -> dict:
+    """Read and check an experiment file (and the files it ``extends``); returns its sections with
+    defaults filled in."""
+    path, out = _read_layers(path)
     for section, keys in _KEYS.items():
         merged = dict(_DEFAULTS.get(section, {}))
         merged.update(out.get(section, {}))

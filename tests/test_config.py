@@ -226,10 +226,95 @@ def test_shipped_experiment_files_load_and_restore_from_committed_exports():
     from training import layout
     root = CONFIG_DIR.parent
     files = sorted((CONFIG_DIR / "experiments").glob("*.toml"))
-    files = [p for p in files if "[experiment]" in p.read_text()]       # not a game config beside them
+    files = [p for p in files if "[experiment]" in p.read_text() or "\nextends = " in p.read_text()]
+    assert [p.name for p in files if "extends" in p.read_text()]         # the variants load too
     assert files
     for path in files:
         exp = load_experiment(path)
         for g in exp["games"]:
             if g.get("from"):
                 assert layout.is_run(root / g["from"]), f"{path.name}: {g['spec']}: {g['from']}"
+
+
+_BASE_EXPERIMENT = """
+[experiment]
+name = "base"
+runs = "runs/base"
+[train]
+population = 4
+budget = "2s"
+milestones = "1s,2s"
+[rank]
+agent = "minimax:iterations=10,decision=safe"
+[evaluate]
+algorithms = ["minimax", "minibal_plus"]
+budgets = ["iterations=3", "iterations=30"]
+[[opponents]]
+kind = "pool"
+budget = "iterations=10"
+[[opponents]]
+kind = "mcts"
+budget = "iterations=100"
+[[games]]
+spec = "tic_tac_toe"
+[[games]]
+spec = "breakthrough"
+"""
+
+
+def test_an_experiment_variant_is_its_differences(tmp_path):
+    """``extends``: a section overrides the base's key by key, an array of tables replaces the
+    base's whole array, defaults fill what neither gives, and a chain of files resolves in order
+    (paths relative to the extending file)."""
+    from descent.experiment import load_experiment
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "base.toml").write_text(_BASE_EXPERIMENT)
+    (tmp_path / "variant.toml").write_text('extends = "sub/base.toml"\n[experiment]\nname = "variant"\n'
+                                           '[evaluate]\nbudgets = ["iterations=7"]\n'
+                                           '[[games]]\nspec = "tic_tac_toe"\nhigh = [1]\nlow = [0]\n'
+                                           'split_source = "given"\n')
+    base, exp = load_experiment(tmp_path / "sub" / "base.toml"), load_experiment(tmp_path / "variant.toml")
+    assert exp["experiment"] == {**base["experiment"], "name": "variant"}
+    assert exp["experiment"]["runs"] == "runs/base" and exp["experiment"]["workers"] == 1
+    assert exp["evaluate"] == {**base["evaluate"], "budgets": ["iterations=7"]}
+    assert exp["evaluate"]["algorithms"] == ["minimax", "minibal_plus"]
+    assert exp["opponents"] == base["opponents"] and len(exp["opponents"]) == 2
+    assert exp["games"] == [{"spec": "tic_tac_toe", "high": [1], "low": [0], "split_source": "given"}]
+    (tmp_path / "sub" / "third.toml").write_text('extends = "../variant.toml"\n'
+                                                 '[[opponents]]\nkind = "pool"\nbudget = "iterations=5"\n')
+    third = load_experiment(tmp_path / "sub" / "third.toml")
+    assert third["opponents"] == [{"kind": "pool", "budget": "iterations=5"}]
+    assert third["evaluate"]["budgets"] == ["iterations=7"] and third["experiment"]["name"] == "variant"
+    assert third["games"] == exp["games"]
+    assert load_experiment(tmp_path / "sub" / "base.toml") == base      # the base file is as it was
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ('extends = "nowhere.toml"\n', "variant.toml: extends 'nowhere.toml': no such file"),
+    ('extends = 3\n', "variant.toml: 'extends' must be the path of another experiment file, got 3"),
+    ('extends = "variant.toml"\n', "'extends' goes round in a circle (variant.toml -> variant.toml)"),
+    ('extends = "base.toml"\n[rank]\nplies = 3\n', "variant.toml: unknown key 'rank.plies'"),
+    ('extends = "bad_base.toml"\n', "bad_base.toml: unknown section [turo]"),
+    ('extends = "loop_a.toml"\n', "goes round in a circle (variant.toml -> loop_a.toml -> loop_b.toml -> loop_a.toml)"),
+])
+def test_a_bad_variant_is_one_line_naming_the_file(tmp_path, text, fragment):
+    from descent.experiment import ExperimentError, load_experiment
+    (tmp_path / "base.toml").write_text(_BASE_EXPERIMENT)
+    (tmp_path / "bad_base.toml").write_text(_BASE_EXPERIMENT + "[turo]\nx = 1\n")
+    (tmp_path / "loop_a.toml").write_text('extends = "loop_b.toml"\n')
+    (tmp_path / "loop_b.toml").write_text('extends = "loop_a.toml"\n')
+    (tmp_path / "variant.toml").write_text(text)
+    with pytest.raises(ExperimentError) as exc:
+        load_experiment(tmp_path / "variant.toml")
+    assert fragment in str(exc.value) and "\n" not in str(exc.value)
+    assert (tmp_path / "base.toml").read_text() == _BASE_EXPERIMENT
+
+
+def test_a_bad_variant_at_the_cli_is_one_line_and_exit_2(tmp_path):
+    import subprocess
+    import sys
+    (tmp_path / "variant.toml").write_text('extends = "missing.toml"\n')
+    r = subprocess.run([sys.executable, "-m", "descent", "experiment", str(tmp_path / "variant.toml"),
+                        "--stage", "report"], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 2 and "extends 'missing.toml': no such file" in r.stderr
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
