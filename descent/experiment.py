@@ -67,9 +67,6 @@ class ExperimentError(GameError):
     """An experiment file that is missing, malformed or names something unknown."""
 
 
-_MAX_EXTENDS = 8
-
-
 def _read_layers(path, chain: tuple = ()) -> tuple[Path, dict]:
     """(the file's path, its sections over those of the files it extends): every file of the chain
     checked against the format with its own path in the message. ``extends`` (a top-level key: a
@@ -87,8 +84,6 @@ def _read_layers(path, chain: tuple = ()) -> tuple[Path, dict]:
         return path, raw
     if not isinstance(base_name, str) or not base_name:
         raise ExperimentError(f"{path}: 'extends' must be the path of another experiment file, got {base_name!r}")
-    if len(chain) >= _MAX_EXTENDS:
-        raise ExperimentError(f"{path}: more than {_MAX_EXTENDS} files extend one another")
     base_path = path.parent / base_name
     if not base_path.is_file():
         raise ExperimentError(f"{path}: extends {base_name!r}: no such file ({base_path})")
