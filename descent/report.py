@@ -476,8 +476,9 @@ def plot(records, title: str, metric: str, path: Path) -> None:
     import matplotlib  # lazy: matplotlib (heavy; only for the figures)
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # lazy: matplotlib (heavy; only for the figures)
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
     algs = sorted({r["algorithm"] for r in records})
+    outside = len(algs) > 4          # many curves: the legend beside the axes, not over the lower ones
+    fig, ax = plt.subplots(figsize=(8.8 if outside else 6.4, 4.2), dpi=110)
     kinds = set()
     for alg in algs:
         rs = sorted((r for r in records if r["algorithm"] == alg), key=lambda r: budget_value(r["budget"]))
@@ -522,7 +523,10 @@ def plot(records, title: str, metric: str, path: Path) -> None:
     ax.set_title(f"{title}\n{'binary gain' if metric == 'gain' else 'score'}, 95% bands over {span} "
                  f"independent units per point", fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    if outside:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    else:
+        ax.legend(fontsize=8)
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
