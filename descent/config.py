@@ -99,6 +99,10 @@ def build_schema(runtime=RuntimeOptions) -> dict[str, dict[str, Key]]:
                               max=10_000),
             "budget": Key(str, "10m", "training time of each network (s/m/h/d)"),
             "milestones": Key(str, "3m,10m", "named checkpoints, comma separated durations"),
+            "min_games": Key(int, 0, "the budget's floor: self-play games each network finishes before "
+                                     "its budget counts as spent, each milestone waiting for its share "
+                                     "(so a slow or busy machine still trains on that many)",
+                             min=0, max=10 ** 9),
             "workers": Key(int, 1, "population members trained in parallel processes", min=1, max=1024),
             "threads": Key(int, 1, "TensorFlow threads per worker process", min=1, max=1024),
             **option_keys(runtime),

@@ -17,14 +17,15 @@ The file (TOML; see ``configs/experiments/minibal-cpu.toml``)::
                   (``configs/experiments/minibal-sweep-methods.toml``).
     [experiment]  name, seed, workers (match worker processes), runs (folder of the run
                   directories, one per game, named as ``descent train`` names them), report (folder)
-    [train]       population, budget, milestones, workers
+    [train]       population, budget, milestones, workers, min_games (the budget's floor of finished
+                  self-play games per network; default: the game config's [run] min_games)
     [rank]        agent, games_per_pair, opening_plies, early and final (two milestones of the runs
                   instead of their first and last, as ``descent rank --early/--final``: the same one
                   twice keeps the low pool at its final networks)
     [evaluate]    algorithms (list of specs), budgets (list: 'time=S' or 'iterations=N'),
                   opening_plies
     [[opponents]] kind ('pool' or 'mcts'), budget, games_per_pair  (one table per opponent)
-    [[games]]     spec, config (default: configs/<game>.toml), budget and milestones (this game's
+    [[games]]     spec, config (default: configs/<game>.toml), budget, milestones and min_games (this game's
                   own, instead of [train]'s: a game that needs longer training; raising them later
                   continues the same members, and rank and evaluate then use the new milestones),
                   from (an exported run, e.g. results/training-runs/NAME: copied to the game's run
@@ -50,12 +51,13 @@ from descent.tournament import evaluate, given_pools, rank
 
 _KEYS: dict[str, dict[str, type]] = {
     "experiment": {"name": str, "seed": int, "workers": int, "runs": str, "report": str},
-    "train": {"population": int, "budget": str, "milestones": str, "workers": int},
+    "train": {"population": int, "budget": str, "milestones": str, "workers": int, "min_games": int},
     "rank": {"agent": str, "games_per_pair": int, "opening_plies": int, "early": str, "final": str},
     "evaluate": {"algorithms": list, "budgets": list, "opening_plies": int},
 }
 _LISTS: dict[str, dict[str, type]] = {"opponents": {"kind": str, "budget": str, "games_per_pair": int},
-          "games": {"spec": str, "config": str, "budget": str, "milestones": str, "from": str,
+          "games": {"spec": str, "config": str, "budget": str, "milestones": str, "min_games": int,
+                    "from": str,
                     "high": list, "low": list, "split_source": str}}
 _DEFAULTS: dict[str, dict[str, object]] = {"experiment": {"seed": 0, "workers": 1, "runs": "checkpoints/experiments", "report": "results"},
              "train": {"workers": 1},
@@ -191,7 +193,7 @@ def run_experiment(path, runs: str | None = None, report: str | None = None, sta
                                    milestones=g.get("milestones", t["milestones"]), workers=t["workers"],
                                    seed=e["seed"], out=runs_root / layout.run_dir_name(g["spec"]),
                                    ray=ray_address, ray_ship=ray_ship, ray_ship_replay=ray_ship_replay,
-                                   ranked=True)
+                                   ranked=True, min_games=g.get("min_games", t.get("min_games")))
              for g in exp["games"] if not wanted or g["spec"] in wanted}
     dbs = []
     for g in exp["games"]:

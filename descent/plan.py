@@ -11,7 +11,9 @@ which loads the config the same way for all three and applies one rule (docs/tra
   was started with (``training.run.recorded_config``, a note);
 * the budget and milestones: those given, else the config's ``[run]`` ones; every milestone lies
   within the budget (a milestone past it would never be written); a driver that ranks the run
-  afterwards (pipeline, experiment) needs two, an early and a final one;
+  afterwards (pipeline, experiment) needs two, an early and a final one; the budget's floor of
+  finished games (``min_games``) likewise, a budget being its time *and* its floor, whichever
+  comes later (``training.trainer.milestone_floor``);
 * the population and workers: those given, else the config's; never more workers than members;
 * Ray: the address given, else the config's ``[run] ray``; ``ray_ship`` (``ray_ship_replay``)
   trains each member in a scratch directory of its worker, synced back every ``sync_every``
@@ -58,6 +60,7 @@ class TrainingPlan:
     ray_ship: bool = False
     ray_ship_replay: bool = False
     notes: tuple = field(default=())       # warnings for stderr (another game's parameters, ...)
+    min_games: int = 0                     # the budget's floor of finished games of each member
 
     @property
     def milestone_names(self) -> list[str]:
@@ -90,7 +93,8 @@ class TrainingPlan:
         return run_training(self.game, self.cfg, self.population, self.budget, list(self.milestones),
                             self.workers, self.run_dir, self.seed, threads=self.threads,
                             progress=progress, max_games=self.max_games, echo=echo,
-                            remote=self.remote(), runtime=runtime_config(self.cfg))
+                            remote=self.remote(), runtime=runtime_config(self.cfg),
+                            min_games=self.min_games)
 
     def record_milestones(self) -> bool:
         """Record this plan's milestones and budget in the run's ``run.json``, where rank reads the
@@ -119,9 +123,11 @@ def build_plan(game: str, *, config: str | Path | None = None, population: int |
                budget: str | None = None, milestones: str | None = None, workers: int | None = None,
                seed: int = 0, out: str | Path | None = None, max_games: int = 0,
                ray: str | None = None, ray_ship: bool = False, ray_ship_replay: bool = False,
-               runtime: dict | None = None, ranked: bool = False) -> TrainingPlan:
+               runtime: dict | None = None, ranked: bool = False,
+               min_games: int | None = None) -> TrainingPlan:
     """The checked plan of a training (the module's rule); ``runtime``: runtime options given on
-    the command line (None values are not given), set over the config's ``[run]`` keys."""
+    the command line (None values are not given), set over the config's ``[run]`` keys;
+    ``min_games``: the budget's floor of finished games of each member (None: the config's)."""
     spec = games.load(game).spec
     cfg_path = Path(config) if config is not None else default_config_path(spec)
     cfg = load_config(cfg_path)
@@ -140,4 +146,5 @@ def build_plan(game: str, *, config: str | Path | None = None, population: int |
     return TrainingPlan(spec, cfg, cfg_path, population, budget_s, budget_text, tuple(ms),
                         min(workers or run_cfg["workers"], population), seed, run_dir,
                         max_games=max_games, ray=ray or run_cfg["ray"] or None, ray_ship=ray_ship,
-                        ray_ship_replay=ray_ship_replay, notes=tuple(notes))
+                        ray_ship_replay=ray_ship_replay, notes=tuple(notes),
+                        min_games=run_cfg["min_games"] if min_games is None else min_games)

@@ -569,6 +569,27 @@ def test_pipeline_end_to_end(tmp_path):
     assert n == 3 * 2 * 1 * 1 * 2
 
 
+def test_pipeline_on_a_machine_too_slow_for_its_budget_ends_with_a_report(tmp_path):
+    """README command 1 on a machine so slow or busy that no game fits in a member's budget (issue
+    58, item 8), made so on every machine by a 2 ms budget: the floor of finished games
+    (``--min-games``) trains every member on that many games, so rank finds trained networks and
+    the pipeline ends with a report (before the floor: '0 network(s) reached every milestone ...
+    with a trained final checkpoint (2 never saw a game)', exit 2)."""
+    out = tmp_path / "run"
+    r = descent("pipeline", "tic_tac_toe", "--population", "2", "--budget", "0.002s", "--milestones",
+                "0.001s,0.002s", "--min-games", "3", "--min-milestone-games", "1", "--workers", "1",
+                "--rank-agent", "minimax:iterations=10,decision=safe",
+                "--iterations", "3", "--opponent-time", "iterations=10", "--games-per-pair", "2",
+                "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "at least 3 self-play games each" in r.stdout and "[4/4] report" in r.stdout
+    for member in ("member_00", "member_01"):
+        status = json.loads((out / member / "status.json").read_text())
+        assert status["games"] >= 3 and status["done"] is True
+        assert json.loads((out / member / "milestone_0.001s.json").read_text())["games"] == 2
+    assert (out / "report").is_dir()
+
+
 def test_experiment_file_resumes_every_stage(fake_run, tmp_path):
     """The experiment command on a finished run: training is skipped (every member of the population
     reached every milestone), rank and evaluate find their matches played, the report is written."""

@@ -230,6 +230,47 @@ def test_train_kill_resume(tmp_path, tiny_config):
     assert r.returncode == 0 and "milestone_0.002s.weights.h5" in r.stdout
 
 
+def test_a_budget_shorter_than_a_game_still_trains_to_its_floor(tmp_path, tiny_config):
+    """A machine far too slow for its budget (issue 58, item 8), made so on every machine: a budget
+    of 2 ms, shorter than any game. Before the floor, every game in flight was dropped at the
+    budget and the member ended with 0 games; with ``--min-games 5`` it plays at least 5 games
+    (games started before the learner counted the first one may add a few), its early milestone
+    (half the budget) waits for 3 and its final one for 5, and it is done."""
+    from training.trainer import milestone_floor
+    assert [milestone_floor(5, s, 0.002) for s in (0.001, 0.002)] == [3, 5]
+    assert milestone_floor(0, 1.0, 2.0) == 0 and milestone_floor(16, 30, 120) == 4
+    assert milestone_floor(1, 0.001, 3600) == 1          # a floor never asks for 0 games
+    run = tmp_path / "run"
+    mdir = run / "member_00"
+    r = descent("train", "tic_tac_toe", "--config", str(tiny_config), "--out", str(run),
+                "--budget", "0.002s", "--milestones", "0.001s,0.002s", "--min-games", "5",
+                "--learner", "thread")
+    assert r.returncode == 0, r.stderr
+    assert "at least 5 game(s)" in r.stdout
+    status = json.loads((mdir / "status.json").read_text())
+    games = status["games"]
+    assert games >= 5 and status["done"] is True and status["min_games"] == 5
+    assert [rec["game"] for rec in log_records(run)] == list(range(1, games + 1))
+    early = json.loads((mdir / "milestone_0.001s.json").read_text())
+    final = json.loads((mdir / "milestone_0.002s.json").read_text())
+    assert early["games"] == 3 and final["games"] == 5
+    # finished: a rerun trains nothing more
+    r = descent("train", "tic_tac_toe", "--config", str(tiny_config), "--out", str(run),
+                "--budget", "0.002s", "--milestones", "0.001s,0.002s", "--min-games", "5")
+    assert r.returncode == 0, r.stderr
+    assert len(log_records(run)) == games
+    # a config's [run] min_games is the default
+    cfg = tmp_path / "floor.toml"
+    cfg.write_text(tiny_config.read_text().replace('milestones = "2s,6s"', 'milestones = "2s,6s"\nmin_games = 2'))
+    r = descent("train", "tic_tac_toe", "--config", str(cfg), "--out", str(tmp_path / "run2"),
+                "--budget", "0.002s", "--milestones", "0.001s,0.002s")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "run2" / "member_00" / "status.json").read_text())["games"] >= 2
+    r = descent("train", "tic_tac_toe", "--config", str(tiny_config), "--out", str(tmp_path / "run3"),
+                "--min-games", "-1")
+    assert r.returncode == 2 and "Error: Invalid value for '--min-games'" in r.stderr
+
+
 def test_repair_logs(tmp_path):
     """Resume repair in place: a torn last line, a repeated line and a line past the counter go, the
     counted game's record saved in the state comes back, and exactly the scalars the event files

@@ -232,8 +232,10 @@ def _worker(job: MemberJob, queue):
 
 def run_training(game: str, cfg: dict, population: int, budget: float, milestones, workers: int,
                  run_dir: Path, seed: int, threads: int = 1, progress: bool = True,
-                 max_games: int = 0, echo=print, remote=None, runtime: dict | None = None) -> list[dict]:
+                 max_games: int = 0, echo=print, remote=None, runtime: dict | None = None,
+                 min_games: int = 0) -> list[dict]:
     """Train (or continue training) every member of the population; returns their counters.
+    ``min_games``: the budget's floor of finished games per member (``trainer.milestone_floor``).
 
     ``remote(jobs, on_record) -> results``: run the members elsewhere (e.g. on Ray:
     ``descent.distributed.ray_runner``); the training package knows no cluster. ``runtime``: how
@@ -249,7 +251,7 @@ def run_training(game: str, cfg: dict, population: int, budget: float, milestone
         finished = {i for i in range(population) if _finished_export(run_dir, i, budget, names)}
         jobs = [MemberJob(str(run_dir), i, game, tcfg, budget, list(milestones), seed + i,
                           threads=threads if workers > 1 else max(threads, 1), max_games=max_games,
-                          extra=dict(rt))
+                          extra=dict(rt), min_games=min_games)
                 for i in range(population) if i not in finished]
         if finished:
             echo(f"members {id_ranges(sorted(finished))}: exported and finished (every milestone, no "
@@ -273,6 +275,8 @@ def run_training(game: str, cfg: dict, population: int, budget: float, milestone
                    f"{rec['examples']} examples, loss {_loss(rec['loss'])}, value error "
                    f"{rec['value_error']:.3f}, {rec['seconds']:.1f} s; trained "
                    f"{rec['train_seconds']:.0f}/{budget:.0f} s"
+                   + (f", {rec['game']}/{min_games} games of the floor"
+                      if rec["game"] < min_games and rec["train_seconds"] >= budget else "")
                    + (f", next milestone {next_ms[0]}" if next_ms else ""))
             if progress:
                 bar.write(msg)

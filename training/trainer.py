@@ -75,6 +75,18 @@ class MemberJob:
     threads: int = 1
     max_games: int = 0                     # stop after this many games in this call (0: no limit)
     extra: dict = field(default_factory=dict)
+    min_games: int = 0                     # the floor: games finished before the budget is spent
+
+
+def milestone_floor(min_games: int, seconds: float, budget: float) -> int:
+    """The games a member must have finished before the checkpoint at ``seconds`` of a ``budget``
+    with a floor of ``min_games`` is written: the floor's share of the milestone's time, rounded up
+    (at least 1 game when there is a floor; 0 without one). A budget is a time *and* a floor of
+    finished games, whichever is reached later, so that a slow or busy machine trains each network
+    on at least that many games (docs/training.md, "Budgets on a slow machine")."""
+    if min_games <= 0:
+        return 0
+    return max(1, math.ceil(min_games * min(1.0, seconds / budget) - 1e-9)) if budget > 0 else min_games
 
 
 def _augment(x: np.ndarray, symmetries, rng: np.random.Generator) -> np.ndarray:
@@ -361,11 +373,13 @@ class _Progress:
         with self._lock:
             self.clock, self.cpu = time.perf_counter(), time.process_time()
 
-    def start_game(self, budget: float, max_games: int) -> tuple[int, float] | None:
+    def start_game(self, budget: float, max_games: int, min_games: int = 0) -> tuple[int, float] | None:
         """Start a game unless the budget or ``max_games`` is reached: (its number, the training
-        seconds so far)."""
+        seconds so far). The budget is reached once its time is spent and ``min_games`` games
+        have been started (the floor; those in flight are played to their end)."""
         with self._lock:
-            if self.train_seconds >= budget or (max_games and self.started >= max_games):
+            if ((self.train_seconds >= budget and self.next_game >= min_games)
+                    or (max_games and self.started >= max_games)):
                 return None
             self.started += 1
             self.next_game += 1
@@ -409,11 +423,11 @@ class _Progress:
         with self._lock:
             self.record = record
 
-    def claim_milestone(self, name: str, seconds: float) -> dict | None:
-        """Mark milestone ``name`` done if its time is reached and it is not yet: the counters
-        its record holds, or None."""
+    def claim_milestone(self, name: str, seconds: float, min_games: int = 0) -> dict | None:
+        """Mark milestone ``name`` done if its time and its floor of ``min_games`` finished games
+        are reached and it is not yet: the counters its record holds, or None."""
         with self._lock:
-            if self.train_seconds < seconds or name in self.milestones_done:
+            if self.train_seconds < seconds or self.games < min_games or name in self.milestones_done:
                 return None
             self.milestones_done.append(name)
             return {"train_seconds": self.train_seconds, "cpu_seconds": self.cpu_seconds,
@@ -429,9 +443,15 @@ class _Progress:
             self.abandoned_games = (self.abandoned_games or 0) + games
             self.clock, self.cpu = now, cpu_now
 
-    def done(self, budget: float) -> bool:
+    def done(self, budget: float, min_games: int = 0) -> bool:
         with self._lock:
-            return self.train_seconds >= budget
+            return self.train_seconds >= budget and self.games >= min_games
+
+    def spent(self, budget: float, min_games: int, now: float) -> bool:
+        """Whether the budget is spent at ``perf_counter()`` ``now``: its time, counting the time
+        since the last counted game, and the floor of ``min_games`` counted games."""
+        with self._lock:
+            return self.train_seconds + (now - self.clock) >= budget and self.games >= min_games
 
 
 def _finite(x) -> float | None:
@@ -629,7 +649,7 @@ class MemberTrainer:
         learner error stops self-play."""
         if self.learner.error is not None:
             return None
-        started = self.progress.start_game(self.job.budget, self.job.max_games)
+        started = self.progress.start_game(self.job.budget, self.job.max_games, self.job.min_games)
         if started is None:
             return None
         number, trained = started
@@ -641,10 +661,11 @@ class MemberTrainer:
 
     def out_of_budget(self) -> bool:
         """True once the budget is spent, counting the time since the last counted game (games in
-        flight then stop at once instead of overrunning the budget by up to a game's length)."""
-        trained, since = self.progress.timing()
+        flight then stop at once instead of overrunning the budget by up to a game's length), and
+        once the floor of ``min_games`` finished games is reached (until then the games in flight
+        play on)."""
         return (self.learner.error is not None
-                or trained + (time.perf_counter() - since) >= self.job.budget)
+                or self.progress.spent(self.job.budget, self.job.min_games, time.perf_counter()))
 
     def on_game(self, g: dict) -> None:
         g["e"] = g.get("tag", 0.0)
@@ -720,7 +741,8 @@ class MemberTrainer:
                     if seq <= self.progress.actor_counted(actor):
                         path.unlink(missing_ok=True)     # counted before a kill: never twice
                         continue
-                    if self.progress.start_game(self.job.budget, self.job.max_games) is None:
+                    if self.progress.start_game(self.job.budget, self.job.max_games,
+                                                self.job.min_games) is None:
                         break
                     submitted.add(path.name)
                     self.learner.submit({"inbox": path, "actor": actor, "seq": seq})
@@ -738,10 +760,11 @@ class MemberTrainer:
         act.clean_inbox(inbox)
         if stopped and self.learner.error is None:
             left = [p for _, _, p in act.inbox_arrivals(inbox) if p.name not in submitted]
-            if self.progress.done(self.job.budget):
+            spent = self.progress.done(self.job.budget, self.job.min_games)
+            if spent:
                 for path in left:            # finished after the budget: dropped, as in flight
                     path.unlink(missing_ok=True)
-            self.progress.abandon(len(left) if self.progress.done(self.job.budget) else 0)
+            self.progress.abandon(len(left) if spent else 0)
             self._save_state()
             self.write_milestones()
 
@@ -906,7 +929,8 @@ class MemberTrainer:
         least = self.options.min_milestone_games
         written = 0
         for name, secs in self.job.milestones:
-            counts = self.progress.claim_milestone(name, secs)
+            counts = self.progress.claim_milestone(
+                name, secs, milestone_floor(self.job.min_games, secs, self.job.budget))
             if counts is None:
                 continue
             written += 1
@@ -929,7 +953,8 @@ class MemberTrainer:
         self.writer.flush()
         counters = self.progress.counters()
         write_json(layout.status_file(self.mdir),
-                   {**counters, "budget": self.job.budget, "done": self.progress.done(self.job.budget)})
+                   {**counters, "budget": self.job.budget, "min_games": self.job.min_games,
+                    "done": self.progress.done(self.job.budget, self.job.min_games)})
         if self.on_saved is not None:
             self.on_saved("end")
         return counters

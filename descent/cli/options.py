@@ -1,7 +1,7 @@
 """What the commands of ``descent`` share: the group and its one-line errors, the parameter
 types, and every option that more than one command takes, declared here once (``seed_option``,
 ``workers_option``, ``games_per_pair_option``, ``opening_plies_option``, ``ray_option``,
-``ray_ship_options``, ``max_games_option``, ``calibration_budget_options``,
+``ray_ship_options``, ``max_games_option``, ``min_games_option``, ``calibration_budget_options``,
 ``runtime_options``, ...). The commands live in the
 modules beside this one, one per group of commands.
 """
@@ -169,6 +169,21 @@ def max_games_option(f):
     return click.option("--max-games", type=IntRange(0, validate.MAX_COUNT), default=0,
                         help="Stop each member after this many games in this call (0: run to the "
                              "budget).")(f)
+
+
+def min_games_option(default: int | None):
+    """``--min-games``: the budget's floor of finished games per member (``descent.plan``)."""
+    def deco(f):
+        return click.option("--min-games", type=IntRange(0, validate.MAX_COUNT), default=default,
+                            show_default=default is not None,
+                            help="The budget's floor: each network finishes at least this many "
+                                 "self-play games, however slow the machine (its time is spent AND "
+                                 "the floor reached; each milestone waits for its share). Default: "
+                                 "the config's [run] min_games." if default is None else
+                                 "The budget's floor: each network finishes at least this many "
+                                 "self-play games, however slow the machine (its time is spent AND "
+                                 "the floor reached; each milestone waits for its share).")(f)
+    return deco
 
 
 def calibration_budget_options(f):

@@ -11,9 +11,15 @@ import click
 from games import validate
 from training import layout
 from descent.cli.options import (IntRange, UserError, cli, games_per_pair_option,
-                                 max_games_option, ray_option, ray_ship_options, runtime_options,
+                                 max_games_option, min_games_option, ray_option, ray_ship_options, runtime_options,
                                  seed_option, split_option, workers_option)
 from descent.cli.protocol import print_pools
+
+# The main job's floor of self-play games per network: a quiet 2-core machine plays more in the 2
+# minutes (so there the time decides), a machine ten times slower or loaded far past its cores
+# trains on to this many games instead of ranking networks that never learned (docs/training.md,
+# "Budgets on a slow machine").
+PIPELINE_MIN_GAMES = 16
 
 
 @cli.command()
@@ -23,6 +29,7 @@ from descent.cli.protocol import print_pools
 @click.option("--population", type=IntRange(1, 10_000), default=None, help="Networks to train.")
 @click.option("--budget", default=None, help="Training time of each network, e.g. 70d, 2h, 10m.")
 @click.option("--milestones", default=None, help="Named checkpoints, e.g. 20d,70d.")
+@min_games_option(None)
 @workers_option(None, "Members trained in parallel (at most one per member).", show_default=None)
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None,
               help="Run directory (default: checkpoints/<game>).")
@@ -31,8 +38,8 @@ from descent.cli.protocol import print_pools
 @ray_option()
 @ray_ship_options
 @runtime_options()
-def train(game, config_path, population, budget, milestones, workers, out, seed, max_games, ray_address,
-          ray_ship, ray_ship_replay, **runtime):
+def train(game, config_path, population, budget, milestones, min_games, workers, out, seed, max_games,
+          ray_address, ray_ship, ray_ship_replay, **runtime):
     """Train a population of value networks by Descent self-play (resumable: rerun to continue).
 
     The options that override the config's [run] runtime keys change how fast self-play runs, not
@@ -40,13 +47,15 @@ def train(game, config_path, population, budget, milestones, workers, out, seed,
     from descent.plan import build_plan  # lazy: CLI start-up (each command loads only its own modules)
     plan = build_plan(game, config=config_path, population=population, budget=budget,
                       milestones=milestones, workers=workers, seed=seed, out=out, max_games=max_games,
-                      ray=ray_address, ray_ship=ray_ship, ray_ship_replay=ray_ship_replay, runtime=runtime)
+                      ray=ray_address, ray_ship=ray_ship, ray_ship_replay=ray_ship_replay, runtime=runtime,
+                      min_games=min_games)
     for note in plan.notes:
         click.echo(note, err=True)
     plan.run_dir.mkdir(parents=True, exist_ok=True)     # an unusable --out fails here, before any work
     actors, why = plan.actors
     click.echo(f"training {plan.population} network(s) of {plan.game} for {plan.budget:.0f} s each "
-               f"(milestones {', '.join(plan.milestone_names)}) in {plan.run_dir}; config {plan.config_path}"
+               + (f"and at least {plan.min_games} game(s) " if plan.min_games else "")
+               + f"(milestones {', '.join(plan.milestone_names)}) in {plan.run_dir}; config {plan.config_path}"
                + (f"; {why}" if why else f"; {actors} self-play actors each" if actors > 1 else ""))
     results = plan.run()
     plan.record_milestones()
@@ -61,6 +70,7 @@ def train(game, config_path, population, budget, milestones, workers, out, seed,
 @click.option("--population", type=IntRange(2, 10_000), default=4, show_default=True)
 @click.option("--budget", default="2m", show_default=True, help="Training time of each network.")
 @click.option("--milestones", default="30s,2m", show_default=True, help="Early and final checkpoints.")
+@min_games_option(PIPELINE_MIN_GAMES)
 @workers_option(2)
 @click.option("--rank-agent", default="minimax:time=0.1,decision=safe", show_default=True)
 @click.option("--algorithms", default="minimax,minibal_n,minibal_plus", show_default=True)
@@ -75,7 +85,7 @@ def train(game, config_path, population, budget, milestones, workers, out, seed,
 @ray_option()
 @ray_ship_options
 @runtime_options()
-def pipeline(game, population, budget, milestones, workers, rank_agent, algorithms, times, iterations,
+def pipeline(game, population, budget, milestones, min_games, workers, rank_agent, algorithms, times, iterations,
              opponent_time, games_per_pair, opening_plies, out, seed, max_games, ray_address, ray_ship,
              ray_ship_replay, **runtime):
     """The whole protocol on one game, small: train a population, rank it, evaluate the balancing
@@ -87,7 +97,7 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
     from search_ext.agents import parse_agent  # lazy: CLI start-up (each command loads only its own modules)
     plan = build_plan(game, population=population, budget=budget, milestones=milestones, workers=workers,
                       seed=seed, out=out, max_games=max_games, ray=ray_address, ray_ship=ray_ship,
-                      ray_ship_replay=ray_ship_replay, runtime=runtime, ranked=True)
+                      ray_ship_replay=ray_ship_replay, runtime=runtime, ranked=True, min_games=min_games)
     parse_agent(rank_agent)
     algs = split_option(algorithms, "--algorithms")
     budgets = ([f"iterations={validate.parse_int(x, '--iterations', 1, validate.MAX_COUNT)}"
@@ -99,7 +109,9 @@ def pipeline(game, population, budget, milestones, workers, rank_agent, algorith
     for note in plan.notes:
         click.echo(note, err=True)
     spec, run_dir, workers = plan.game, plan.run_dir, plan.workers
-    click.echo(f"[1/4] training {plan.population} networks of {spec} for {plan.budget_text} each in {run_dir}")
+    click.echo(f"[1/4] training {plan.population} networks of {spec} for {plan.budget_text} each"
+               + (f" and at least {plan.min_games} self-play games each" if plan.min_games else "")
+               + f" in {run_dir}")
     plan.run()
     plan.record_milestones()
     click.echo(f"[2/4] ranking them ({rank_agent})")
