@@ -28,8 +28,17 @@ from tests.conftest import GAME_SPECS  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def data_dir(tmp_path_factory):
+    """The games file (descent.web.store) and the profiles in a folder of the test's own."""
+    path = tmp_path_factory.mktemp("data")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DESCENT_DATA_DIR", str(path))
+        yield path
+
+
 @pytest.fixture(scope="module")
-def app():
+def app(data_dir):
     application = create_app(iterations=30, max_games=64)
     with TestClient(application) as client:
         yield client
@@ -257,7 +266,10 @@ def test_second_side_resign_and_record(app):
     assert g["over"] and g["result"]["winner"] == 0 and "resigned" in g["result"]["text"]
     error_of(app.post(f"/api/game/{gid}/resign"), 409)
     text = app.get(f"/api/game/{gid}/record").text
-    assert '[Result "1-0"]' in text and "resignation" in text and '[You "o"]' in text
+    # a header per seat, named as the page names it, saying who played it
+    assert '[Result "1-0"]' in text and "resignation" in text
+    assert '[White "You"]' in text and '[Black "descent, easy"]' in text and "[You " not in text
+    assert text.rstrip().endswith("1-0")
 
 
 def test_havannah_swap_is_a_move(app):
@@ -319,8 +331,19 @@ def test_the_cap_counts_only_games_in_progress():
     # a frozen clock: no game ages but the one the test ages, however slow the machine
     with TestClient(create_app(iterations=5, max_games=2, idle_seconds=600, clock=lambda: 1000.0)) as c:
         a, b = new(c), new(c)
+        r = c.post("/api/new", json={"game": "tic_tac_toe"})
+        msg = error_of(r, 503)
+        # when a table frees, from the games' state: at once when a game ends, an abandoned one
+        # after the idle time left to it (the clock is frozen: the full 600 s)
+        assert "all 2 tables are taken" in msg and "try again in a few seconds" in msg
+        assert "10 minutes from now at the latest" in msg and "yours" in msg
+        assert r.headers["retry-after"] == "30"
+        c.app.state.hub.sessions[a["id"]].touched -= 590
         msg = error_of(c.post("/api/new", json={"game": "tic_tac_toe"}), 503)
-        assert "too many games in progress (2)" in msg and "10 minutes" in msg
+        assert "10 seconds from now" in msg
+        c.app.state.hub.sessions[a["id"]].touched += 590
+        other = TestClient(c.app)          # another browser: not told the games are its own
+        assert "yours" not in error_of(other.post("/api/new", json={"game": "tic_tac_toe"}), 503)
         # reading a game again and again (a reload) takes no slot
         for _ in range(3):
             assert c.get(f"/api/game/{a['id']}").json()["id"] == a["id"]
@@ -341,12 +364,18 @@ def test_the_cap_counts_only_games_in_progress():
         assert hub.in_progress() == 1
         e = new(c)
         error_of(c.post("/api/new", json={"game": "tic_tac_toe"}), 503)
-        # a game nobody asked about for idle_seconds is closed as abandoned, freeing its slot
+        # a game nobody asked about for idle_seconds is unloaded as abandoned, freeing its slot;
+        # its record is kept, and asking for it brings it back when a table is free
         hub.sessions[b["id"]].touched -= 601
-        new(c)
-        assert "no game" in error_of(c.get(f"/api/game/{b['id']}"), 404)
+        f = new(c)
+        assert b["id"] not in hub.sessions
+        assert "all 2 tables are taken" in error_of(c.get(f"/api/game/{b['id']}"), 503)
+        c.post(f"/api/game/{f['id']}/resign")
+        assert c.get(f"/api/game/{b['id']}").json()["id"] == b["id"] and b["id"] in hub.sessions
+        # a game closed by its player is gone for good
         assert c.delete(f"/api/game/{e['id']}").json() == {"closed": e["id"]}
-        error_of(c.get(f"/api/game/{e['id']}"), 404)
+        assert "was closed" in error_of(c.get(f"/api/game/{e['id']}"), 404)
+        assert "was closed" in error_of(c.delete(f"/api/game/{e['id']}"), 404)
         assert c.get("/api/games").json()["idle_seconds"] == 600
 
 
@@ -392,8 +421,9 @@ def test_deep_and_unknown_json_are_refused_with_400(app):
 def test_the_view_names_sides_counts_discs_and_hides_server_paths(app):
     g = new(app, game="reversi(size=6)", level="balanced")
     assert g["sides"] == ["black (x)", "white (o)"] and g["count"] == [2, 2]
-    assert "/" not in g["opponent"].replace(".weights.h5", "").split("net=")[0]
-    assert str(ROOT) not in json.dumps(g) and "net=reversi_size-6/final.weights.h5" in g["opponent"]
+    assert g["network"] == "the network shipped for this game (final)"
+    assert g["opponent"] == "balanced" and g["setting"]["search"] == "Unbounded Minibal_+"
+    assert str(ROOT) not in json.dumps(g) and ".weights.h5" not in json.dumps(g)
     g = app.post(f"/api/game/{g['id']}/move", json={"move": g["moves"][0]["text"]}).json()
     assert sum(g["count"]) == 5
     t = new(app)
@@ -443,7 +473,7 @@ def test_the_page_and_its_files_are_served_with_nothing_from_elsewhere(app):
 def test_adaptive_level_updates_the_profile(app, tmp_path, monkeypatch):
     monkeypatch.setenv("DESCENT_DATA_DIR", str(tmp_path))
     g = new(app, level="adaptive", player="ann")
-    assert "adaptive for ann" in g["opponent"]
+    assert "adaptive for ann" in g["opponent"] and ".weights.h5" not in json.dumps(g)
     g = app.post(f"/api/game/{g['id']}/resign").json()
     assert g["profile"].startswith("Your profile is updated")
     files = list((tmp_path / "profiles").glob("ann-*.json"))
@@ -474,9 +504,221 @@ def test_a_trained_network_is_offered_and_played(tmp_path):
     assert {g["spec"]: g["network"] for g in available_games(tmp_path / "empty")}["tic_tac_toe"] == "shipped"
     with TestClient(create_app(root=runs, iterations=10)) as c:
         g = new(c)
-        assert g["network"] == "member_00/milestone_0.5s.weights.h5"
+        assert g["network"] == "a network trained on this server (milestone 0.5s)"
+        assert str(tmp_path) not in json.dumps(g) and ".weights.h5" not in json.dumps(g)
         g = c.post(f"/api/game/{g['id']}/move", json={"move": "b2"}).json()
         assert c.post(f"/api/game/{g['id']}/reply").json()["your_turn"]
+
+
+# ---- what a person is told about the computer ---------------------------------------------------
+
+PATHLIKE = (str(ROOT), "/checkpoints/", ".weights.h5", ".json", "/home/", "/tmp/", "net=")
+
+
+def _no_paths(text: str, *more) -> None:
+    for bit in PATHLIKE + tuple(str(m) for m in more):
+        assert bit not in text, (bit, text[:2000])
+
+
+def test_no_path_of_the_server_reaches_a_player(data_dir):
+    """Every level's new game, its view after a move, the game list, the start page's list, the
+    record and the errors: no path of the server, nor a file name of its networks, in any answer."""
+    rated = "reversi(size=6)"
+    with TestClient(create_app(max_games=64)) as c:      # no budget given: the rated settings play
+        answers = [c.get("/api/games").text, c.get("/api/levels").text]
+        bodies = [{"level": lv} for lv in LEVELS if lv != "adaptive"] + [
+            {"level": "adaptive", "player": "ann"}, {"elo": 0}]
+        for spec in (rated, "tic_tac_toe", "breakthrough(rows=6,cols=6)"):
+            for b in bodies:
+                if "elo" in b and spec != rated:
+                    continue
+                r = c.post("/api/new", json=dict(b, game=spec))
+                assert r.status_code == 201, r.text
+                answers += [r.text, c.get(f"/api/game/{r.json()['id']}").text,
+                            c.get(f"/api/game/{r.json()['id']}/record").text]
+        g = new(c, level="easy")
+        g = c.post(f"/api/game/{g['id']}/move", json={"move": "b2"}).json()
+        answers += [json.dumps(c.post(f"/api/game/{g['id']}/reply").json()), c.get("/api/mine").text,
+                    c.post(f"/api/game/{g['id']}/resign").text]
+        answers += [c.post("/api/new", json={"game": "tic_tac_toe", "level": "adaptive", "player": "../x"}).text,
+                    c.get("/api/game/" + "y" * 30).text]
+    for text in answers:
+        _no_paths(text, data_dir)
+
+
+def test_the_error_of_a_fault_deep_inside_names_no_path(app):
+    """A message from inside the server (a checkpoint that cannot be read, say) quotes no path."""
+    from descent.web.app import ApiError, scrub
+    assert scrub(f"cannot read {ROOT}/checkpoints/shipped/x/final.weights.h5: bad") == \
+        "cannot read final.weights.h5: bad"
+    assert scrub("1/2-1/2 after a5a4, net=/srv/a/b.h5") == "1/2-1/2 after a5a4, net=b.h5"
+    assert str(ROOT) not in ApiError(400, f"file {ROOT}/x.json is bad").message
+
+
+def _signed(x):
+    return f"{'+' if x >= 0 else '-'}{abs(round(x)):.0f}"
+
+
+def test_the_opponent_is_a_level_and_its_rating_in_words():
+    """The view's short line is "easy (Elo -735)"; its sentences say what the level does, how it
+    searches and what the rating means; a level that won every ladder game is "at least" its bound,
+    with the flag in the API, never a made-up interval."""
+    strength = pytest.importorskip("descent.strength")
+    spec = "reversi(size=6)"
+    table = strength.level_ratings(spec)
+    if not table:
+        pytest.skip(f"no rating table ships for {spec}")
+    with TestClient(create_app()) as c:
+        levels = {g["spec"]: {lv["name"]: lv["rating"] for lv in g["levels"]}
+                  for g in c.get("/api/games").json()["games"]}
+        for lv in ("easy", "hard", "strongest"):
+            g = new(c, game=spec, level=lv)
+            e = table[lv]
+            if e.get("at_least"):
+                assert g["opponent"] == f"{lv} (Elo at least {_signed(e['elo'])})"
+                assert g["rating"]["at_least"] is True and levels[spec][lv]["at_least"] is True
+                assert any("lower bound" in a for a in g["about"])
+                assert not any("interval" in a for a in g["about"])
+            else:
+                assert g["opponent"] == f"{lv} ({'Elo ' + _signed(e['elo'])})"
+                assert g["rating"]["at_least"] is False and levels[spec][lv]["at_least"] is False
+                assert any("95% interval" in a for a in g["about"])
+            assert g["setting"]["search"] == "Unbounded Minimax" and g["setting"]["iterations"] == 40
+            assert any("Unbounded Minimax at 40 iterations a move" in a for a in g["about"])
+        assert any(r and r["at_least"] for g in levels.values() for r in g.values()), \
+            "no level of a shipped table is a lower bound: the at-least case is untested"
+        t = new(c)                                  # no table: no rating, the level's name alone
+        assert t["opponent"] == "balanced" and t["rating"] is None and t["about"]
+
+
+def test_a_draw_is_said_once_and_a_long_id_is_cut(app):
+    """"Draw." (not "Draw (draw)."); the 404 of a 10,000-character id quotes 40 of them."""
+    g = new(app)
+    s = app.app.state.hub.sessions[g["id"]]
+    for m in ("b2", "a1", "c1", "a3", "a2", "c2", "b1", "b3", "c3"):      # a drawn game
+        s.bot.push(m)
+    view = app.get(f"/api/game/{g['id']}").json()
+    assert view["over"] and view["result"]["text"] == "Draw." and view["result"]["score"] == "1/2-1/2"
+    msg = error_of(app.get("/api/game/" + "z" * 10000), 404)
+    assert len(msg) < 120 and "z" * 40 + "..." in msg and "z" * 41 not in msg
+
+
+def test_a_new_game_replaces_the_pages_game_only_once_it_stands():
+    with TestClient(create_app(iterations=5, max_games=1)) as c:
+        a = new(c)
+        # a refused new game (a bad level) leaves the old one as it was
+        error_of(c.post("/api/new", json={"game": "tic_tac_toe", "level": "godlike", "replace": a["id"]}), 400)
+        assert c.get(f"/api/game/{a['id']}").json()["id"] == a["id"]
+        # another browser cannot close it by naming it
+        other = TestClient(c.app)
+        error_of(other.post("/api/new", json={"game": "tic_tac_toe", "replace": a["id"]}), 503)
+        # its own page can: the one table serves the new game
+        b = new(c, replace=a["id"])
+        assert "was closed" in error_of(c.get(f"/api/game/{a['id']}"), 404)
+        assert [x["id"] for x in c.get("/api/mine").json()["games"]] == [b["id"]]
+
+
+def test_the_start_page_lists_the_persons_games_in_progress(app):
+    other = TestClient(app.app)
+    assert other.get("/api/mine").json() == {"games": []}
+    g = other.post("/api/new", json={"game": "tic_tac_toe", "level": "easy"}).json()
+    other.post(f"/api/game/{g['id']}/move", json={"move": "b2"})
+    mine = other.get("/api/mine").json()["games"]
+    assert mine == [{"id": g["id"], "game": "tic_tac_toe", "level": "easy", "plies": 1,
+                     "started": mine[0]["started"]}]
+    other.post(f"/api/game/{g['id']}/resign")
+    assert other.get("/api/mine").json() == {"games": []}
+
+
+def test_the_network_backend_loads_before_the_first_request(tmp_path):
+    """The inference backend's import (about a second, holding the GIL) is done at start, before
+    the server answers, so the first new game stalls nobody's requests."""
+    pytest.importorskip("onnxruntime")
+    code = ("import sys\nfrom starlette.testclient import TestClient\nfrom descent.web.app import create_app\n"
+            "app = create_app(iterations=5)\nassert 'onnxruntime' not in sys.modules\n"
+            "with TestClient(app) as c:\n    print('onnxruntime' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                         env=dict(os.environ, DESCENT_DATA_DIR=str(tmp_path)))
+    assert out.returncode == 0 and out.stdout.strip() == "True", out.stderr
+
+
+# ---- games kept across restarts ---------------------------------------------------------------------
+
+def test_a_game_comes_back_after_a_restart_at_the_same_ply(tmp_path):
+    """The store (SQLite beside the data) keeps every game: a new server on the same file rebuilds
+    a game from its record when its owner asks, at the same ply; finished games come back as
+    records; closed ones and other browsers' do not."""
+    db = tmp_path / "games.sqlite3"
+    with TestClient(create_app(iterations=5, store=db)) as c:
+        g = new(c, game="breakthrough(rows=6,cols=6)", level="easy", side="second")
+        g = c.post(f"/api/game/{g['id']}/reply").json()
+        g = c.post(f"/api/game/{g['id']}/move", json={"move": g["moves"][0]["text"]}).json()
+        g = c.post(f"/api/game/{g['id']}/reply").json()
+        done = new(c)
+        c.post(f"/api/game/{done['id']}/resign")
+        gone = new(c)
+        c.delete(f"/api/game/{gone['id']}")
+        cookie = c.cookies.get("descent_owner")
+    with TestClient(create_app(iterations=5, store=db)) as c:
+        assert "another browser" in error_of(c.get(f"/api/game/{g['id']}"), 403)
+        c.cookies.set("descent_owner", cookie)
+        assert [x["id"] for x in c.get("/api/mine").json()["games"]] == [g["id"]]
+        back = c.get(f"/api/game/{g['id']}").json()
+        assert back["record"] == g["record"] and len(back["record"]) == 3 and back["your_turn"]
+        assert back["you"] == 1 and back["level"] == "easy" and back["opponent"] == g["opponent"]
+        back = c.post(f"/api/game/{g['id']}/move", json={"move": back["moves"][0]["text"]}).json()
+        assert len(back["record"]) == 4
+        old = c.get(f"/api/game/{done['id']}").json()
+        assert old["over"] and "resigned" in old["result"]["text"]
+        assert "resignation" in c.get(f"/api/game/{done['id']}/record").text
+        assert "was closed" in error_of(c.get(f"/api/game/{gone['id']}"), 404)
+    with TestClient(create_app(iterations=5, store=db)) as c:     # the move after the restart is kept too
+        c.cookies.set("descent_owner", cookie)
+        assert c.get(f"/api/game/{g['id']}").json()["record"] == back["record"]
+
+
+def test_a_record_that_no_longer_replays_comes_back_as_far_as_it_goes(tmp_path):
+    import sqlite3
+    db = tmp_path / "games.sqlite3"
+    with TestClient(create_app(iterations=5, store=db)) as c:
+        g = new(c)
+        c.post(f"/api/game/{g['id']}/move", json={"move": "b2"})
+        cookie = c.cookies.get("descent_owner")
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE games SET moves = ? WHERE id = ?", (json.dumps(["b2", "b2", "a1"]), g["id"]))
+    with TestClient(create_app(iterations=5, store=db)) as c:
+        c.cookies.set("descent_owner", cookie)
+        assert c.get(f"/api/game/{g['id']}").json()["record"] == ["b2"]
+
+
+def test_an_unusable_games_file_leaves_the_server_playing_in_memory(tmp_path, caplog):
+    bad = tmp_path / "games.sqlite3"
+    bad.write_bytes(b"this is not a database" * 100)
+    with caplog.at_level("WARNING", logger="descent.web"):
+        with TestClient(create_app(iterations=5, store=bad)) as c:
+            g = new(c)
+            assert c.post(f"/api/game/{g['id']}/move", json={"move": "b2"}).status_code == 200
+    assert "memory only" in caplog.text
+
+
+def test_a_crash_in_the_middle_of_a_write_loses_at_most_that_move(tmp_path):
+    """Each change is one transaction: a process killed between writing a move and committing it
+    leaves the game as it was before that move; one killed just after leaves the move in."""
+    from descent.web.store import Store
+    db = tmp_path / "games.sqlite3"
+    store = Store(db)
+    store.add({"id": "g" * 16, "owner": "o" * 24, "game": "tic_tac_toe", "level": "easy", "elo": None,
+               "player": None, "seat": 0, "seed": 1, "moves": ["b2", "a1"], "started": "2026-01-01 00:00:00"})
+    store.close()
+    killed = ("import os, signal, sys\nfrom descent.web.store import Store\ns = Store(sys.argv[1])\n"
+              "s._db.execute('BEGIN IMMEDIATE')\n"
+              "s._db.execute(\"UPDATE games SET moves = '[\\\"b2\\\", \\\"a1\\\", \\\"c3\\\"]'\")\n"
+              "{commit}os.kill(os.getpid(), signal.SIGKILL)\n")
+    for commit, expected in (("", ["b2", "a1"]), ("s._db.execute('COMMIT')\n", ["b2", "a1", "c3"])):
+        r = subprocess.run([sys.executable, "-c", killed.format(commit=commit), str(db)], cwd=ROOT,
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == -9, r.stderr
+        assert Store(db).get("g" * 16)["moves"] == expected
 
 
 # ---- the command ---------------------------------------------------------------------------------
@@ -533,6 +775,61 @@ def test_serve_prints_its_address_and_serves(tmp_path):
                 time.sleep(0.1)
         else:
             pytest.fail("the server did not answer")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def _start_serve(port, data):
+    proc = subprocess.Popen([sys.executable, "-m", "descent", "serve", "--port", str(port), "--iterations", "5"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
+                            env=dict(os.environ, DESCENT_DATA_DIR=str(data)))
+    line = proc.stdout.readline()
+    assert f"http://127.0.0.1:{port}/" in line, line
+    return proc
+
+
+def test_kill_9_and_a_restart_keep_the_game_in_progress(tmp_path):
+    """The person's game survives the server's `kill -9`: the new server on the same data brings it
+    back, from the same address and cookie, at the same ply, and it plays on."""
+    import http.cookiejar
+    import signal
+    port = _free_port()
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+
+    def call(method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        for _ in range(300):
+            try:
+                with opener.open(req, timeout=60) as r:
+                    return json.load(r)
+            except urllib.error.HTTPError:
+                raise
+            except OSError:
+                import time
+                time.sleep(0.1)
+        pytest.fail("the server did not answer")
+
+    proc = _start_serve(port, tmp_path)
+    try:
+        g = call("POST", "/api/new", {"game": "tic_tac_toe", "level": "easy"})
+        call("POST", f"/api/game/{g['id']}/move", {"move": "b2"})
+        g = call("POST", f"/api/game/{g['id']}/reply")
+        assert len(g["record"]) == 2
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert (tmp_path / "serve" / "games.sqlite3").is_file()
+    proc = _start_serve(port, tmp_path)
+    try:
+        back = call("GET", f"/api/game/{g['id']}")
+        assert back["record"] == g["record"] and back["your_turn"] and not back["over"]
+        assert [x["id"] for x in call("GET", "/api/mine")["games"]] == [g["id"]]
+        after = call("POST", f"/api/game/{g['id']}/move", {"move": back["moves"][0]["text"]})
+        assert after["record"] == g["record"] + [back["moves"][0]["text"]]
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -59,6 +59,7 @@ import math
 import os
 import re
 import secrets
+import sqlite3
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -82,8 +83,8 @@ from descent import shipped, strength
 from descent.adaptive import check_player
 from descent.api import LEVELS, Opponent
 from descent.networks import best_network
-from descent.web import board
-from search_ext.agents import parse_agent
+from descent.web import board, describe
+from descent.web.store import Store, default_path
 
 log = logging.getLogger("descent.web")
 
@@ -112,7 +113,8 @@ class ApiError(Exception):
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status = status
-        self.message = " ".join(str(message).split())
+        self.message = scrub(" ".join(str(message).split()))
+        self.headers: dict | None = None
 
 
 def _rated_table(game_spec: str, root=None, budget_given: bool = False) -> dict | None:
@@ -142,8 +144,9 @@ def level_rating(game_spec: str, level: str, root=None, budget_given: bool = Fal
     if t is None or level not in t["levels"]:
         return None
     entry = t["levels"][level]
+    notes = [n for n in (strength.level_notes(t).get(level),) if n]
     return {"elo": entry["elo"], "low": entry["low"], "high": entry["high"], "anchor": t["anchor"],
-            "note": strength.level_notes(t).get(level)}
+            "at_least": bool(entry.get("at_least")), "note": "; ".join(notes) or None}
 
 
 def elo_range(game_spec: str, root=None, budget_given: bool = False) -> dict | None:
@@ -159,7 +162,8 @@ def _rating(rating: dict | None) -> dict | None:
     """What the page shows of an ``Opponent.rating``."""
     if not isinstance(rating, dict) or "elo" not in rating:
         return None
-    return {k: rating.get(k) for k in ("elo", "low", "high", "anchor")}
+    return dict({k: rating.get(k) for k in ("elo", "low", "high", "anchor")},
+                at_least=bool(rating.get("at_least")))
 
 
 def available_games(root=None) -> list[dict]:
@@ -182,13 +186,19 @@ def available_games(root=None) -> list[dict]:
     return out
 
 
-def public_spec(spec: str) -> str:
-    """An agent spec as a remote player may read it: no seed, and a network named by its folder and
-    file (``reversi_size-6/final.weights.h5``), never by a path of the server's."""
-    name, opts = parse_agent(spec)
-    shown = [f"{k}={Path(str(val)).parent.name}/{Path(str(val)).name}" if k == "net" and val else f"{k}={val}"
-             for k, val in opts.items() if k != "seed"]
-    return f"{name}:{','.join(shown)}" if shown else name
+_PATH = re.compile(r"(?<![\w.])(?:[A-Za-z]:)?[/\\](?:[^\s'\"/\\,;()]+[/\\])+[^\s'\",;()]*")
+
+
+def scrub(text: str) -> str:
+    """``text`` with every absolute file path cut to its last name (an error from deep inside the
+    server may name a file of its own; a remote player never reads the server's paths)."""
+    return _PATH.sub(lambda m: re.split(r"[/\\]", m.group(0).rstrip("/\\"))[-1] or "(a path)", text)
+
+
+def short_id(gid: str) -> str:
+    """A game id as an error message quotes it: at most 40 characters."""
+    gid = str(gid)
+    return gid if len(gid) <= 40 else gid[:40] + "..."
 
 
 def _person_undo_plies(bot: Opponent, seat: int) -> int:
@@ -201,21 +211,39 @@ def _person_undo_plies(bot: Opponent, seat: int) -> int:
     return movers[::-1].index(seat) + 1 if seat in movers else 0
 
 
+TERMINATIONS = {"win": "", "draw": "", "ply cap": ""}     # words that only repeat the result
+
+
 class Session:
     """One game in progress: the opponent, the person's seat, and what happened."""
 
     def __init__(self, gid: str, bot: Opponent, seat: int, level: str, player: str | None,
-                 rating: dict | None, owner: str = "", touched: float = 0.0):
+                 rating: dict | None, owner: str = "", touched: float = 0.0, asked: dict | None = None,
+                 seed: int = 0, started: str | None = None):
         self.id, self.bot, self.seat, self.level, self.player = gid, bot, seat, level, player
         self.owner = owner               # the owner cookie of the browser that started it
         self.rating = rating
+        self.asked = asked or {}         # what the game was started with: game, level, elo, player
+        self.seed = seed
         self.lock = asyncio.Lock()
         self.thinking = False
         self.resigned = False
         self.recorded = False            # the adaptive profile has this game's result
         self.profile_note: str | None = None
         self.touched = touched           # the hub's clock at the last request about it
-        self.started = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
+        self.seen_saved = 0.0            # wall time the store last heard of a request about it
+        self.started = started or time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
+        self._describe()
+
+    def _describe(self) -> None:
+        """The public description of the computer (``describe``): the short line and its sentences."""
+        bot = self.bot
+        spec = bot.adaptive.spec(0) if bot.adaptive is not None else bot.spec
+        self.setting = describe.public_setting(spec, bot.network)
+        note = self.rating.get("note") if isinstance(self.rating, dict) else None
+        self.opponent = describe.opponent_text(self.level, self.rating, bot.adaptive)
+        self.about = describe.about(self.level, self.setting, self.rating, note, bot.adaptive,
+                                    getattr(bot, "elo_note", None))
 
     @property
     def over(self) -> bool:
@@ -230,22 +258,37 @@ class Session:
             return None
         o = self.bot.outcome()
         score = self.bot.state.result()
+        why = TERMINATIONS.get(o.termination, o.termination)
+        why = f" ({why})" if why else ""
         if o.winner is None:
-            return {"winner": None, "score": score, "text": f"Draw ({o.termination})."}
+            return {"winner": None, "score": score, "text": f"Draw{why}."}
         mine = o.winner == self.seat
         return {"winner": o.winner, "score": score,
-                "text": f"{'You win' if mine else 'The computer wins'} ({o.termination}), {score}."}
+                "text": f"{'You win' if mine else 'The computer wins'}{why}, {score}."}
+
+    def seat_names(self) -> list[str]:
+        """Who played each seat, as the record names them: the person (their name with the adaptive
+        level, else "You") and the computer with its level."""
+        you = self.player or "You"
+        computer = f"descent, {self.opponent}"
+        return [you if seat == self.seat else computer for seat in (0, 1)]
 
     def record_text(self) -> str:
+        """The game as a text file in the manner of PGN: a header per seat named by the game's own
+        name for it (PGN's White and Black for chess), who played it, then the numbered moves."""
         players = self.bot.info.players
         res = self.result()
         moves = self.bot.record()
         numbered = " ".join(f"{i // 2 + 1}.{m}" if i % 2 == 0 else m for i, m in enumerate(moves))
-        return (f"[Game \"{self.bot.info.spec}\"]\n[Date \"{self.started} UTC\"]\n"
-                f"[You \"{players[self.seat]}\"]\n[Computer \"{players[1 - self.seat]}\"]\n"
-                f"[Level \"{self.level}\"]\n[Result \"{res['score'] if res else '*'}\"]\n"
-                + ("[Termination \"resignation\"]\n" if self.resigned else "")
-                + numbered + "\n")
+        who = self.seat_names()
+        tags = [("Game", self.bot.info.spec), ("Date", f"{self.started} UTC")]
+        sides = board.side_names(players)
+        tags += [(_tag(sides[seat]), who[seat]) for seat in (0, 1)]
+        tags += [("Level", self.level), ("Result", res["score"] if res else "*")]
+        if self.resigned:
+            tags.append(("Termination", "resignation"))
+        end = f" {res['score']}" if res else ""
+        return "".join(f'[{k} "{_quoted(v)}"]\n' for k, v in tags) + (numbered + end).strip() + "\n"
 
     def think(self) -> None:
         """The computer starts thinking: until ``done()``, the view is the one of this moment (the
@@ -256,9 +299,17 @@ class Session:
     def done(self) -> None:
         self.thinking = False
 
+    def row(self) -> dict:
+        """What the store keeps of the game (``descent.web.store``)."""
+        return {"id": self.id, "owner": self.owner, "game": self.asked.get("game", self.bot.info.spec),
+                "level": self.asked.get("level", self.level), "elo": self.asked.get("elo"),
+                "player": self.player, "seat": self.seat, "seed": self.seed, "moves": self.bot.record(),
+                "resigned": self.resigned, "recorded": self.recorded, "over": self.over,
+                "closed": False, "started": self.started}
+
     def view(self) -> dict:
         """What the page shows: the board, the legal moves (on the person's turn), the last move,
-        the record and the result."""
+        the record, the result, and the computer described in words (never a path of the server)."""
         if self.thinking:
             return dict(self._frozen, thinking=True)
         state = self.bot.state
@@ -272,7 +323,6 @@ class Session:
         if record:
             last = {"text": record[-1], "squares": board.squares(info.name, record[-1], names),
                     "by": "you" if self._mover(len(record) - 1) == self.seat else "computer"}
-        net = self.bot.network
         return {
             "id": self.id, "game": info.spec, "name": info.name, "players": list(info.players),
             "sides": board.side_names(info.players), "count": board.piece_count(info.name, drawn),
@@ -281,8 +331,8 @@ class Session:
             "board": drawn, "moves": board.moves(state, names) if your_turn else [],
             "last": last, "record": record, "result": self.result(),
             "position": state.position(), "drawing": str(state),
-            "network": f"{Path(net).parent.name}/{Path(net).name}" if net else None,
-            "opponent": self.bot.adaptive.describe() if self.bot.adaptive is not None else public_spec(self.bot.spec),
+            "network": self.setting.get("leaves") if self.bot.network else None,
+            "opponent": self.opponent, "about": self.about, "setting": self.setting,
             "rating": self.rating, "profile": self.profile_note,
         }
 
@@ -293,12 +343,22 @@ class Session:
         return s.to_move
 
 
+def _tag(name: str) -> str:
+    """A record header's name for a seat: the page's name of it ("black (x)": Black), capitalised."""
+    word = re.sub(r"[^A-Za-z0-9]", "", str(name).split(" ")[0]).capitalize()
+    return word or "Player"
+
+
+def _quoted(value) -> str:
+    return " ".join(str(value).replace("\\", "\\\\").replace('"', '\\"').split())
+
+
 class Hub:
-    """The open games and the pool their searches run in."""
+    """The open games, the pool their searches run in, and the store that keeps them on disk."""
 
     def __init__(self, root=None, offered: list[dict] | None = None, max_games: int = MAX_GAMES,
                  time_per_move: float | None = None, iterations: int | None = None,
-                 idle_seconds: float = IDLE_SECONDS, clock=time.monotonic):
+                 idle_seconds: float = IDLE_SECONDS, clock=time.monotonic, store: Store | None = None):
         self.root = root
         self.clock = clock               # seconds, for idle games (a test freezes it)
         self.offered = offered if offered is not None else available_games(root)
@@ -309,7 +369,11 @@ class Hub:
         self.sessions: dict[str, Session] = {}
         self.building = 0
         self.pool = ThreadPoolExecutor(max_workers=max_games + 1, thread_name_prefix="descent-search")
+        self.store = store
+        # the store is written from one thread, in the order of the changes
+        self.store_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="descent-store")
         self._build_lock = threading.Lock()      # networks load one at a time (a shared cache)
+        self._reviving: dict[str, asyncio.Lock] = {}
         self._ratings: dict = {}
         self._elo_ranges: dict = {}
 
@@ -329,19 +393,45 @@ class Hub:
         """``fn(*args)`` in the pool, off the event loop."""
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
 
+    async def stored(self, fn, *args, default=None):
+        """``fn(*args)`` on the store, in its thread; a store that fails is logged, never fatal (the
+        game goes on in memory)."""
+        if self.store is None:
+            return default
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self.store_pool, fn, *args)
+        except (sqlite3.Error, OSError, ValueError) as exc:
+            log.warning("descent serve: the games file %s: %s", self.store.path, exc)
+            return default
+
+    async def save(self, s: Session) -> None:
+        """Write the game's moves and state (one transaction)."""
+        if self.store is not None:
+            await self.stored(self.store.update, s.id, s.bot.record(), s.resigned, s.recorded, s.over)
+
     def _build(self, spec: str, level: str, player: str | None, seed: int,
                elo: float | None = None) -> Opponent:
         with self._build_lock:
             return Opponent(spec, level=level, net="best", time=self.time, iterations=self.iterations,
                             seed=seed, player=player, root=self.root, elo=elo)
 
+    def _session(self, gid: str, bot: Opponent, seat: int, owner: str, asked: dict, seed: int,
+                 started: str | None = None) -> Session:
+        rating = _rating(bot.rating)
+        named = self.rating(bot.info.spec, asked["level"]) if asked.get("elo") is None else None
+        if rating is not None and named and named.get("note"):
+            rating["note"] = named["note"]
+        return Session(gid, bot, seat, bot.level, asked.get("player"), rating, owner, self.clock(),
+                       asked, seed, started)
+
     def in_progress(self) -> int:
         """The slots taken: games not over, and games being built."""
         return sum(1 for s in self.sessions.values() if not s.over) + self.building
 
     def _sweep(self) -> None:
-        """Close the games idle past ``idle_seconds`` (abandoned, or finished and read), then the
-        oldest finished games beyond ``KEEP_FINISHED * max_games``."""
+        """Unload the games idle past ``idle_seconds`` (abandoned, or finished and read), then the
+        oldest finished games beyond ``KEEP_FINISHED * max_games``; the store keeps them, and a
+        request about one brings it back."""
         now = self.clock()
         for gid, s in list(self.sessions.items()):
             if now - s.touched > self.idle_seconds and not s.lock.locked():
@@ -351,11 +441,34 @@ class Hub:
         for s in finished[:max(0, len(finished) - KEEP_FINISHED * self.max_games)]:
             del self.sessions[s.id]
 
+    def _full(self, owner: str | None, freed: str | None = None) -> ApiError | None:
+        """The 503 when every table is taken (None when one is free): when one frees, from the games
+        in progress (an abandoned game's time runs out ``idle_seconds`` after its last request)."""
+        self._sweep()
+        taken = self.in_progress() - (1 if freed in self.sessions and not self.sessions[freed].over else 0)
+        if taken < self.max_games:
+            return None
+        now = self.clock()
+        left = [self.idle_seconds - (now - s.touched) for s in self.sessions.values()
+                if not s.over and s.id != freed]
+        soonest = max(1, math.ceil(min(left))) if left else 5
+        msg = (f"all {self.max_games} tables are taken by games in progress: one frees as soon as a game "
+               f"ends or is resigned, so try again in a few seconds; an abandoned game frees its table "
+               f"{_duration(soonest)} from now at the latest")
+        mine = [s for s in self.sessions.values() if not s.over and owner and s.owner == owner]
+        if mine:
+            msg += ("; one is yours: go back to it (the start page links it) or resign it" if len(mine) == 1
+                    else f"; {len(mine)} are yours: go back to one (the start page links them) or resign one")
+        err = ApiError(503, msg)
+        err.headers = {"Retry-After": str(min(soonest, 30))}
+        return err
+
     async def new(self, body: dict, owner: str) -> Session:
         spec = _field(body, "game", str)
         level = _field(body, "level", str, "balanced")
         side = _field(body, "side", str, "first")
         player = _field(body, "player", str, None)
+        replace = _field(body, "replace", str, None)
         elo = body.get("elo")
         if spec not in self.by_spec:
             known = ", ".join(self.by_spec) or "none"
@@ -379,36 +492,144 @@ class Hub:
             check_player(player)
         elif player:
             raise ApiError(400, "a player name is only used with the adaptive level")
-        self._sweep()
-        if self.in_progress() >= self.max_games:
-            raise ApiError(503, f"too many games in progress ({self.max_games}): finish or close one, "
-                                f"or try again in {self.idle_seconds / 60:g} minutes (an abandoned game "
-                                f"is closed then)")
+        # the page's old game, closed once the new one stands (so a refused new game keeps it)
+        old = self.sessions.get(replace) if replace else None
+        if old is not None and (not owner or not secrets.compare_digest(owner, old.owner)):
+            old = None
+        full = self._full(owner, old.id if old is not None else None)
+        if full is not None:
+            raise full
         gid = secrets.token_urlsafe(12)
+        seed = secrets.randbelow(1_000_000)
         self.building += 1                        # the slot is held while the opponent is built
         try:
-            bot = await self.run(self._build, spec, level, player, secrets.randbelow(1_000_000), elo)
+            bot = await self.run(self._build, spec, level, player, seed, elo)
         finally:
             self.building -= 1
-        session = Session(gid, bot, 0 if side == "first" else 1, bot.level, player, _rating(bot.rating), owner,
-                          self.clock())
+        asked = {"game": spec, "level": level, "elo": elo, "player": player}
+        session = self._session(gid, bot, 0 if side == "first" else 1, owner, asked, seed)
         self.sessions[gid] = session
+        if self.store is not None:
+            await self.stored(self.store.add, session.row())
+        if replace:
+            await self.close_game(replace, owner, quiet=True)
         return session
 
-    def get(self, gid: str, owner: str | None) -> Session:
+    def _missing(self, gid: str, closed: bool = False) -> ApiError:
+        if closed:
+            return ApiError(404, f"game {short_id(gid)!r} was closed: start a new game")
+        return ApiError(404, f"no game {short_id(gid)!r} on this server")
+
+    def _owned(self, gid: str, owner: str | None, of: str) -> None:
+        if not owner or not secrets.compare_digest(owner, of):
+            raise ApiError(403, f"game {short_id(gid)!r} was started in another browser: start a game of "
+                                f"your own")
+
+    async def get(self, gid: str, owner: str | None) -> Session:
         """The game ``gid`` for the browser whose owner cookie is ``owner`` (404 unknown or closed,
-        403 a game of another browser); asking about it keeps it open."""
-        s = self.sessions.get(gid) if _ID.fullmatch(gid or "") else None
+        403 a game of another browser); asking about it keeps it open. A game not in memory (the
+        server restarted, or it was unloaded idle) is rebuilt from its record in the store, at the
+        same ply (503 when it is in progress and every table is taken)."""
+        if not _ID.fullmatch(gid or ""):
+            raise self._missing(gid)
+        s = self.sessions.get(gid)
         if s is None:
-            raise ApiError(404, f"no game {gid!r} on this server (a game is closed after "
-                                f"{self.idle_seconds / 60:g} minutes without a request)")
-        if not owner or not secrets.compare_digest(owner, s.owner):
-            raise ApiError(403, f"game {gid!r} was started in another browser: start a game of your own")
+            lock = self._reviving.setdefault(gid, asyncio.Lock())
+            try:
+                async with lock:
+                    s = self.sessions.get(gid) or await self._revive(gid, owner)
+            finally:
+                if not lock.locked():
+                    self._reviving.pop(gid, None)
+        self._owned(gid, owner, s.owner)
         s.touched = self.clock()
         return s
 
+    async def _revive(self, gid: str, owner: str | None) -> Session:
+        row = await self.stored(self.store.get, gid) if self.store is not None else None
+        if row is None or row["closed"]:
+            raise self._missing(gid, closed=bool(row))
+        self._owned(gid, owner, row["owner"])
+        if not row["over"]:
+            full = self._full(owner)
+            if full is not None:
+                raise full
+        self.building += 0 if row["over"] else 1
+        try:
+            bot = await self.run(self._rebuild, row)
+        except GameError as exc:
+            raise ApiError(404, f"game {short_id(gid)!r} cannot be brought back on this server: {exc}") from None
+        finally:
+            self.building -= 0 if row["over"] else 1
+        asked = {k: row[k] for k in ("game", "level", "elo", "player")}
+        s = self._session(gid, bot, row["seat"], row["owner"], asked, row["seed"], row["started"])
+        s.resigned, s.recorded = row["resigned"], row["recorded"]
+        self.sessions[gid] = s
+        log.info("descent serve: game %s brought back from its record at ply %d", gid, len(row["moves"]))
+        return s
+
+    def _rebuild(self, row: dict) -> Opponent:
+        """A stored game's opponent, its moves replayed (in the pool: the network may load)."""
+        bot = self._build(row["game"], row["level"], row["player"], row["seed"], row["elo"])
+        for n, move in enumerate(row["moves"]):
+            try:
+                bot.push(move)
+            except GameError as exc:
+                log.warning("descent serve: game %s: move %d (%r) of its record cannot be replayed (%s); "
+                            "the game goes on from the ply before", row["id"], n + 1, move, exc)
+                break
+        return bot
+
+    async def close_game(self, gid: str, owner: str | None, quiet: bool = False) -> None:
+        """Close a game (``DELETE``): it is unloaded and its record marked closed, never brought back."""
+        s = self.sessions.get(gid) if _ID.fullmatch(gid or "") else None
+        if s is not None:
+            self._owned(gid, owner, s.owner)
+            _busy(s)
+            self.sessions.pop(gid, None)
+        elif not quiet:
+            row = await self.stored(self.store.get, gid) if self.store is not None and _ID.fullmatch(gid or "") else None
+            if row is None or row["closed"]:
+                raise self._missing(gid, closed=bool(row))
+            self._owned(gid, owner, row["owner"])
+        if self.store is not None and (s is not None or not quiet):
+            await self.stored(self.store.close_game, gid)
+
+    async def open_games(self, owner: str | None) -> list[dict]:
+        """The owner's games in progress, the latest first: the ones in memory, and the store's."""
+        if not owner:
+            return []
+        rows = await self.stored(self.store.open_games, owner, default=[]) if self.store is not None else []
+        out = {r["id"]: {"id": r["id"], "game": r["game"], "level": r["level"] if r["elo"] is None else
+                         f"Elo {r['elo']:+.0f}", "plies": len(r["moves"]), "started": r["started"]}
+               for r in rows}
+        for s in self.sessions.values():
+            if s.owner == owner and not s.over:
+                out[s.id] = {"id": s.id, "game": s.bot.info.spec, "level": s.level,
+                             "plies": len(s.bot.state.move_stack), "started": s.started}
+        return sorted(out.values(), key=lambda g: g["started"], reverse=True)[:5]
+
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
+        self.store_pool.shutdown(wait=True)
+        if self.store is not None:
+            self.store.close()
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} seconds"
+    return f"{math.ceil(seconds / 60):.0f} minutes"
+
+
+def warm_up() -> None:
+    """Import the network's inference backend (ONNX Runtime, about a second): done once at start,
+    off the event loop and before the first request, so the first new game stalls no one."""
+    try:
+        from training.inference import onnx_available  # lazy: the inference backend
+        onnx_available()
+    except Exception:  # noqa: BLE001 - a backend that cannot load is found, and said, by a game
+        log.debug("descent serve: warming up the inference backend failed", exc_info=True)
 
 
 def _field(body: dict, key: str, kind, default=...):
@@ -424,7 +645,7 @@ def _field(body: dict, key: str, kind, default=...):
     return value
 
 
-NEW_FIELDS = ("game", "level", "side", "player", "elo")
+NEW_FIELDS = ("game", "level", "side", "player", "elo", "replace")
 
 
 async def _body(request: Request, fields: tuple[str, ...]) -> dict:
@@ -489,10 +710,13 @@ async def _finish(hub: Hub, s: Session) -> None:
     s.recorded = True
     try:
         change = await hub.run(lambda: s.bot.end_game(s.seat, resigned=s.resigned))
-        s.profile_note = (f"Your profile is updated: next game {s.bot.adaptive.describe()} "
-                          f"(this game: {change['before']['iterations']} iterations).")
-    except (OSError, GameError) as exc:
-        s.profile_note = f"Could not save your profile: {exc}"
+        a = s.bot.adaptive
+        s.profile_note = (f"Your profile is updated: next game {a.iterations} iterations a move, rung "
+                          f"{a.entry['rung'] + 1} of {len(a.rungs)} (this game: "
+                          f"{change['before']['iterations']} iterations).")
+    except (OSError, GameError):
+        log.warning("descent serve: the profile of %s could not be saved", s.player, exc_info=True)
+        s.profile_note = "Could not save your profile (the server's log says why)."
 
 
 class SecurityHeaders:
@@ -517,15 +741,31 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+def open_store(store) -> Store | None:
+    """The games file ``store`` (a path; None: ``store.default_path()``; False: none). One that
+    cannot be opened is said in one line, and the server keeps its games in memory only."""
+    if store is False:
+        return None
+    path = Path(store) if store else default_path()
+    try:
+        return Store(path)
+    except (sqlite3.Error, OSError) as exc:
+        log.warning("descent serve: cannot open the games file %s (%s): games are kept in memory only, "
+                    "and a restart loses them", path, exc)
+        return None
+
+
 def create_app(root=None, offered: list[dict] | None = None, max_games: int = MAX_GAMES,
                time_per_move: float | None = None, iterations: int | None = None,
-               idle_seconds: float = IDLE_SECONDS, clock=time.monotonic) -> Starlette:
+               idle_seconds: float = IDLE_SECONDS, clock=time.monotonic, store=None) -> Starlette:
     """The ASGI app. ``root``: the folder of the user's runs (default ``checkpoints/``);
     ``offered``: the games offered (default ``available_games(root)``); ``time_per_move`` /
     ``iterations``: the computer's budget per move (default: as ``descent play``, one second, or the
     calibrated budget at the balanced level); ``max_games``: games open at once; ``clock``: the
-    seconds idle games are measured in (``time.monotonic``)."""
-    hub = Hub(root, offered, max_games, time_per_move, iterations, idle_seconds, clock)
+    seconds idle games are measured in (``time.monotonic``); ``store``: the games file
+    (``descent.web.store``; default ``store.default_path()``, in the data directory; False: games
+    are kept in memory only)."""
+    hub = Hub(root, offered, max_games, time_per_move, iterations, idle_seconds, clock, open_store(store))
 
     async def index(request: Request):
         return FileResponse(STATIC / "index.html", media_type="text/html")
@@ -543,8 +783,11 @@ def create_app(root=None, offered: list[dict] | None = None, max_games: int = MA
     async def list_levels(request: Request):
         return JSONResponse({"levels": [{"name": lv, "about": LEVEL_INFO[lv]} for lv in LEVELS]})
 
-    def game(request: Request) -> Session:
-        return hub.get(request.path_params["gid"], request.cookies.get(OWNER_COOKIE))
+    async def game(request: Request) -> Session:
+        return await hub.get(request.path_params["gid"], request.cookies.get(OWNER_COOKIE))
+
+    async def mine(request: Request):
+        return JSONResponse({"games": await hub.open_games(request.cookies.get(OWNER_COOKIE))})
 
     async def new_game(request: Request):
         owner = request.cookies.get(OWNER_COOKIE)
@@ -557,10 +800,10 @@ def create_app(root=None, offered: list[dict] | None = None, max_games: int = MA
         return response
 
     async def show(request: Request):
-        return JSONResponse(game(request).view())
+        return JSONResponse((await game(request)).view())
 
     async def move(request: Request):
-        s = game(request)
+        s = await game(request)
         body = await _body(request, ("move",))
         text = _field(body, "move", str)
         async with _in_play(s, turn="person"):
@@ -568,18 +811,20 @@ def create_app(root=None, offered: list[dict] | None = None, max_games: int = MA
                 s.bot.push(text)
             except GameError as exc:
                 raise ApiError(400, f"{text!r} is not a legal move: {exc}") from None
-        await _finish(hub, s)
+            await _finish(hub, s)
+            await hub.save(s)
         return JSONResponse(s.view())
 
     async def reply(request: Request):
-        s = game(request)
+        s = await game(request)
         async with _in_play(s, turn="computer"):
             played = await _think(hub, s, s.bot.reply)
-        await _finish(hub, s)
+            await _finish(hub, s)
+            await hub.save(s)
         return JSONResponse(dict(s.view(), played=played))
 
     async def hint(request: Request):
-        s = game(request)
+        s = await game(request)
         async with _in_play(s, turn="person"):
             suggestion = await _think(hub, s, s.bot.hint)
         names = {c["name"] for c in board.view(s.bot.state)["cells"] if c["name"]}
@@ -587,38 +832,39 @@ def create_app(root=None, offered: list[dict] | None = None, max_games: int = MA
             s.bot.info.name, suggestion, names)}))
 
     async def undo(request: Request):
-        s = game(request)
+        s = await game(request)
         async with _in_play(s):
             plies = _person_undo_plies(s.bot, s.seat)
             if not plies:
                 raise ApiError(409, "nothing to undo: you have not moved yet")
             s.bot.undo(plies)
+            await hub.save(s)
         return JSONResponse(dict(s.view(), undone=plies))
 
     async def resign(request: Request):
-        s = game(request)
+        s = await game(request)
         async with _in_play(s):
             s.resigned = True
-        await _finish(hub, s)
+            await _finish(hub, s)
+            await hub.save(s)
         return JSONResponse(s.view())
 
     async def record(request: Request):
-        s = game(request)
+        s = await game(request)
         name = f"descent-{s.bot.info.name}-{s.started[:10]}.txt"
         return PlainTextResponse(s.record_text(), headers={
             "Content-Disposition": f'attachment; filename="{name}"'})
 
     async def close(request: Request):
-        s = game(request)
-        _busy(s)
-        hub.sessions.pop(s.id, None)
-        return JSONResponse({"closed": s.id})
+        gid = request.path_params["gid"]
+        await hub.close_game(gid, request.cookies.get(OWNER_COOKIE))
+        return JSONResponse({"closed": gid})
 
     async def api_error(request: Request, exc: ApiError):
-        return JSONResponse({"error": exc.message}, status_code=exc.status)
+        return JSONResponse({"error": exc.message}, status_code=exc.status, headers=exc.headers)
 
     async def game_error(request: Request, exc: GameError):
-        return JSONResponse({"error": " ".join(str(exc).split())}, status_code=400)
+        return JSONResponse({"error": scrub(" ".join(str(exc).split()))}, status_code=400)
 
     async def http_error(request: Request, exc: HTTPException):
         message = {404: f"no such address: {request.url.path}",
@@ -636,6 +882,7 @@ def create_app(root=None, offered: list[dict] | None = None, max_games: int = MA
         Route("/api/games", list_games, methods=["GET"]),
         Route("/api/levels", list_levels, methods=["GET"]),
         Route("/api/new", new_game, methods=["POST"]),
+        Route("/api/mine", mine, methods=["GET"]),
         Route("/api/game/{gid}", show, methods=["GET"]),
         Route("/api/game/{gid}", close, methods=["DELETE"]),
         Route("/api/game/{gid}/move", move, methods=["POST"]),
@@ -649,6 +896,8 @@ def create_app(root=None, offered: list[dict] | None = None, max_games: int = MA
 
     @asynccontextmanager
     async def lifespan(app):
+        if hub.offered:      # before the first request: the network backend's import holds the GIL
+            await hub.run(warm_up)
         yield
         hub.close()
 
