@@ -370,6 +370,8 @@ def test_the_cap_counts_only_games_in_progress():
         f = new(c)
         assert b["id"] not in hub.sessions
         assert "all 2 tables are taken" in error_of(c.get(f"/api/game/{b['id']}"), 503)
+        assert "the one table is taken" in error_of(TestClient(create_app(max_games=0, store=False)).post(
+            "/api/new", json={"game": "tic_tac_toe"}), 503)
         c.post(f"/api/game/{f['id']}/resign")
         assert c.get(f"/api/game/{b['id']}").json()["id"] == b["id"] and b["id"] in hub.sessions
         # a game closed by its player is gone for good

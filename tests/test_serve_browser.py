@@ -44,8 +44,17 @@ pytestmark = pytest.mark.skipif(
 WAIT = 180          # seconds: loading a network and the computer's moves on a busy machine
 
 
+@pytest.fixture(scope="module", autouse=True)
+def data_dir(tmp_path_factory):
+    """The games file (descent.web.store) and the profiles in a folder of the test's own."""
+    path = tmp_path_factory.mktemp("data")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DESCENT_DATA_DIR", str(path))
+        yield path
+
+
 @pytest.fixture(scope="module")
-def server():
+def server(data_dir):
     yield from _serve(create_app(iterations=20))
 
 
@@ -118,6 +127,10 @@ def square(driver, name):
 
 def plies(driver):
     return int(body(driver, "plies"))
+
+
+def status(driver):
+    return driver.find_element(By.ID, "status").text
 
 
 def error_text(driver):
@@ -230,7 +243,8 @@ def test_a_game_at_an_elo_the_person_names(browser):
         assert start(browser, url, spec, side="second", level="elo", elo=asked) == "you"
         assert plies(browser) == 1
         pick = strength.level_for_elo(spec, asked)
-        assert f"level elo {pick['elo']:+.0f}" in browser.find_element(By.ID, "opponent").text
+        elo = f"{'+' if pick['elo'] >= 0 else '-'}{abs(round(pick['elo'])):.0f}"
+        assert browser.find_element(By.ID, "opponent").text == f"{spec}: rated setting (Elo {elo})"
 
 
 # ---- the page keeps your game ---------------------------------------------------------------------
@@ -274,8 +288,11 @@ def test_reloads_take_no_slot_and_a_finished_game_frees_its_own(browser):
         browser.switch_to.new_window("tab")
         browser.get(url + "/")
         WebDriverWait(browser, WAIT).until(lambda d: body(d, "ready") == "1")
+        # the start page offers the game in progress; New game is refused, the status says why
+        assert browser.find_element(By.ID, "mine").is_displayed()
         browser.find_element(By.ID, "new-game").click()
-        WebDriverWait(browser, WAIT).until(lambda d: "too many games in progress (1)" in error_text(d))
+        WebDriverWait(browser, WAIT).until(lambda d: "New game refused: the one table is taken" in status(d))
+        assert "yours" in status(browser) and "Starting" not in status(browser) and not error_text(browser)
         browser.switch_to.window(first)
         browser.find_element(By.ID, "resign").click()
         WebDriverWait(browser, WAIT).until(lambda d: body(d, "turn") == "over")
@@ -325,3 +342,85 @@ def test_a_reversi_game_counts_the_discs_and_havannah_names_its_cells(server, br
         names = {t.text for t in browser.find_elements(By.CSS_SELECTOR, "text.coord")}
         assert {"a1", "d4"} <= names and len(names) == 37
         assert not browser.find_element(By.ID, "count").is_displayed()
+
+
+# ---- what the page says, at every width -------------------------------------------------------------
+
+WIDTHS = (1300, 1024, 390)
+
+
+def test_the_opponent_in_words_with_more_on_request_and_no_sideways_scrolling(browser):
+    """The line under the status is "easy (Elo -735)", what it means behind a click; a level rated
+    only from below is "at least" in the menu; at 1300, 1024 and phone width nothing scrolls
+    sideways."""
+    from descent import strength
+    spec = "reversi(size=6)"
+    ratings = strength.level_ratings(spec)
+    if not ratings:
+        pytest.skip(f"no rating table ships for {spec}")
+    for url in _serve(create_app()):
+        try:
+            assert start(browser, url, spec, level="easy") == "you"
+            elo = ratings["easy"]["elo"]
+            shown = f"Elo {'+' if elo >= 0 else '-'}{abs(round(elo)):.0f}"
+            assert browser.find_element(By.ID, "opponent").text == f"{spec}: easy ({shown})"
+            more = browser.find_element(By.ID, "opponent-about")
+            assert not more.is_displayed()
+            browser.find_element(By.CSS_SELECTOR, "#opponent-more summary").click()
+            assert more.is_displayed() and "Gaussian difficulty" in more.text and "95% interval" in more.text
+            page = browser.find_element(By.TAG_NAME, "body").text
+            assert "/checkpoints/" not in page and ".weights.h5" not in page and "base_options" not in page
+            options = {o.get_attribute("value"): o.text for o in
+                       browser.find_element(By.ID, "level").find_elements(By.TAG_NAME, "option")}
+            for lv, e in ratings.items():
+                if e.get("at_least"):
+                    assert "at least" in options[lv] and "[" not in options[lv], options[lv]
+            for width in WIDTHS:
+                browser.set_window_size(width, 900)
+                WebDriverWait(browser, 10).until(lambda d: d.execute_script("return window.innerWidth") <= width)
+                wide, room = browser.execute_script(
+                    "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+                assert wide <= room, (width, wide, room)
+        finally:
+            browser.set_window_size(1200, 900)
+
+
+def test_the_start_page_leads_back_to_the_game_in_progress(server, browser):
+    assert start(browser, server, "tic_tac_toe") == "you"
+    gid = body(browser, "game")
+    square(browser, "b2").click()
+    settled(browser)
+    browser.get(server + "/")                     # a bookmark of the start page
+    WebDriverWait(browser, WAIT).until(lambda d: body(d, "ready") == "1")
+    offer = browser.find_element(By.ID, "mine")
+    assert offer.is_displayed() and "tic_tac_toe" in offer.text and "2 moves played" in offer.text
+    offer.find_element(By.CSS_SELECTOR, f'a[href="/?game={gid}"]').click()
+    WebDriverWait(browser, WAIT).until(lambda d: body(d, "game") == gid)
+    assert settled(browser) == "you" and plies(browser) == 2
+    # the page's New game replaces it: the offer is gone, the old game closed
+    old = gid
+    browser.find_element(By.ID, "new-game").click()
+    WebDriverWait(browser, WAIT).until(lambda d: body(d, "game") not in (None, old))
+    settled(browser)
+    browser.get(server + "/")
+    WebDriverWait(browser, WAIT).until(lambda d: body(d, "ready") == "1")
+    links = [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "#mine a")]
+    assert not any(old in h for h in links)
+
+
+def test_a_restarted_server_brings_the_game_back_in_the_browser(browser, tmp_path):
+    """The server stops (its games in memory lost) and a new one starts on the same games file: the
+    page's address brings the game back at the same ply, and it plays on."""
+    db = tmp_path / "games.sqlite3"
+    for url in _serve(create_app(iterations=5, store=db)):
+        assert start(browser, url, "tic_tac_toe") == "you"
+        square(browser, "b2").click()
+        settled(browser)
+        gid, record = body(browser, "game"), plies(browser)
+    for url in _serve(create_app(iterations=5, store=db)):   # another port: the cookie is the host's
+        browser.get(f"{url}/?game={gid}")
+        WebDriverWait(browser, WAIT).until(lambda d: body(d, "ready") == "1")
+        assert settled(browser) == "you" and body(browser, "game") == gid and plies(browser) == record == 2
+        square(browser, legal(browser)[0]).click()
+        WebDriverWait(browser, WAIT).until(lambda d: plies(d) >= 3)
+        assert not error_text(browser)

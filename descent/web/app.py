@@ -452,7 +452,8 @@ class Hub:
         left = [self.idle_seconds - (now - s.touched) for s in self.sessions.values()
                 if not s.over and s.id != freed]
         soonest = max(1, math.ceil(min(left))) if left else 5
-        msg = (f"all {self.max_games} tables are taken by games in progress: one frees as soon as a game "
+        tables = f"all {self.max_games} tables are" if self.max_games > 1 else "the one table is"
+        msg = (f"{tables} taken by games in progress: one frees as soon as a game "
                f"ends or is resigned, so try again in a few seconds; an abandoned game frees its table "
                f"{_duration(soonest)} from now at the latest")
         mine = [s for s in self.sessions.values() if not s.over and owner and s.owner == owner]

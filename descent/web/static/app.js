@@ -51,11 +51,13 @@ function svg(tag, attrs, parent) {
 
 function signed(x) { return (x >= 0 ? "+" : "\u2212") + Math.abs(Math.round(x)); }
 
-function ratingText(r) {
-  // a level's rating on its game's Elo scale (descent.strength), when one is known; else nothing
+function ratingText(r, interval = true) {
+  // a level's rating on its game's Elo scale (descent.strength), when one is known; else nothing.
+  // A level that won every ladder game has only a lower bound: "at least", no interval.
   if (!r || typeof r.elo !== "number") return "";
+  if (r.at_least) return ` (Elo at least ${signed(r.elo)})`;
   let t = ` (Elo ${signed(r.elo)}`;
-  if (typeof r.low === "number" && typeof r.high === "number") t += ` [${signed(r.low)}, ${signed(r.high)}]`;
+  if (interval && typeof r.low === "number" && typeof r.high === "number") t += ` [${signed(r.low)}, ${signed(r.high)}]`;
   return t + ")";
 }
 
@@ -102,7 +104,11 @@ function levelChanged() {
   const lv = levels.find((x) => x.name === $("level").value);
   const r = levelRating($("game").value, $("level").value);
   let about = lv ? `${lv.name}: ${lv.about}.` : "";
-  if (r && typeof r.elo === "number") {
+  if (r && typeof r.elo === "number" && r.at_least) {
+    about += ` ${lv.name === "adaptive" ? "Starts at" : "Rated"} Elo at least ${signed(r.elo)} against `
+      + `${r.anchor || "the game's ladder"}: it won every ladder game, so only a lower bound is known.`;
+    if (r.note) about += ` ${r.note.charAt(0).toUpperCase()}${r.note.slice(1)}.`;
+  } else if (r && typeof r.elo === "number") {
     about += ` ${lv.name === "adaptive" ? "Starts at" : "Rated"} Elo ${signed(r.elo)}, 95% interval `
       + `[${signed(r.low)}, ${signed(r.high)}], against ${r.anchor || "the game's ladder"}.`;
     if (r.note) about += ` ${r.note.charAt(0).toUpperCase()}${r.note.slice(1)}.`;
@@ -144,8 +150,29 @@ async function init() {
   // the game in the address (a reload, a link): back to it, in the browser that started it
   const gid = new URLSearchParams(window.location.search).get("game");
   if (gid) await resume(gid);
+  else await offerMine();
   setInterval(keepAlive, heartbeat * 1000);
   document.body.dataset.ready = "1";
+}
+
+async function offerMine() {
+  // the start page (a bookmark, a typed address): the person's games in progress, to go back to
+  let mine = [];
+  try { mine = (await api("GET", "/api/mine")).games || []; } catch (e) { mine = []; }
+  const box = $("mine");
+  box.textContent = "";
+  box.hidden = !mine.length;
+  if (!mine.length) return;
+  box.append(mine.length === 1 ? "You have a game in progress: " : "Your games in progress: ");
+  mine.forEach((g, i) => {
+    if (i) box.append(", ");
+    const a = document.createElement("a");
+    a.href = `/?game=${encodeURIComponent(g.id)}`;
+    a.className = "mine";
+    a.textContent = `${g.game}, ${g.level}, ${g.plies} ${g.plies === 1 ? "move" : "moves"} played`;
+    box.appendChild(a);
+  });
+  box.append(mine.length === 1 ? " (go back to it, or start a new game)." : ".");
 }
 
 function showGameInAddress() {
@@ -208,7 +235,8 @@ async function run(action) {
   try {
     await action();
   } catch (e) {
-    showError(e.message);
+    if (state) showError(e.message);
+    else setStatus(e.message);      // no game on the page: the reason replaces the status
   } finally {
     busy = false;
     render();
@@ -232,13 +260,22 @@ function newGame() {
       delete body.level;
       body.elo = Number($("elo").value);
     }
-    setStatus("Starting a new game (loading the network)...");
-    // the old game is closed first, so its slot is free for the new one
-    if (old) await api("DELETE", `/api/game/${old.id}`).catch(() => {});
-    state = null;
-    showGameInAddress();
-    render();
-    state = await api("POST", "/api/new", body);
+    // the page's old game is closed by the server once the new one stands, its table serving the
+    // new one; a refused new game leaves it as it was
+    if (old && !old.over) body.replace = old.id;
+    else if (old) api("DELETE", `/api/game/${old.id}`).catch(() => {});
+    setStatus("Starting a new game...");
+    try {
+      state = await api("POST", "/api/new", body);
+    } catch (e) {
+      if (!old || !old.over) throw new Error(`New game refused: ${e.message}`);
+      state = null;         // the finished game was closed: the page is empty, the reason in the status
+      showGameInAddress();
+      render();
+      setStatus(`New game refused: ${e.message}`);
+      return;
+    }
+    $("mine").hidden = true;
     selected = null;
     hint = null;
     showGameInAddress();
@@ -487,9 +524,9 @@ function render() {
   document.body.dataset.busy = busy ? "1" : "0";
   if (!state) return;
   const me = state.sides[state.you], it = state.sides[1 - state.you];
-  $("opponent").textContent = `${state.game}, level ${state.level}${ratingText(state.rating)}: ${state.opponent}`
-    + (state.network ? ` with the network ${state.network}` : ", random-playout leaves (no network)")
-    + (state.profile ? `. ${state.profile}` : "");
+  $("opponent").textContent = `${state.game}: ${state.opponent}` + (state.profile ? `. ${state.profile}` : "");
+  $("opponent-about").textContent = (state.about || []).join(" ");
+  $("opponent-more").hidden = !(state.about && state.about.length);
   const count = $("count");
   count.hidden = !state.count;
   if (state.count) count.textContent = `Discs: ${state.sides[0]} ${state.count[0]}, ${state.sides[1]} ${state.count[1]}.`;
