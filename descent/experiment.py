@@ -60,7 +60,7 @@ _LISTS: dict[str, dict[str, type]] = {"opponents": {"kind": str, "budget": str, 
                     "from": str,
                     "high": list, "low": list, "split_source": str}}
 _DEFAULTS: dict[str, dict[str, object]] = {"experiment": {"seed": 0, "workers": 1, "runs": "checkpoints/experiments", "report": "results"},
-             "train": {"workers": 1},
+             "train": {"workers": 1, "min_games": None},     # None: the game config's [run] min_games
              "rank": {"games_per_pair": 16, "opening_plies": 4, "early": "", "final": ""},
              "evaluate": {"opening_plies": 4}}
 

@@ -255,3 +255,14 @@ def test_level_notes_read_a_head_to_head_record_in_either_order():
         "one strength with hard: head to head hard scores 0.45 [0.30, 0.60] against it in 40 games")
     rec.update(score=0.7, low=0.55, high=0.8)
     assert "it is the weaker: hard scores 0.70" in level_notes({"levels": lv, "head_to_head": [rec]})["strongest"]
+
+
+def test_the_docs_elo_example_is_what_the_program_prints():
+    """docs/strength.md's `--elo 400` example (havannah base 4) is the program's own line up to
+    'below the request' (issue 58, item 7: the doc had kept an older table's pick): the setting
+    it names, its rating and interval, and the gap, as ``pick_text`` writes them."""
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "strength.md").read_text()
+    quoted = re.search(r"\(havannah base 4: `(Elo \+400 asked: .*? the request)", doc, re.S)
+    assert quoted, "the --elo example is gone from docs/strength.md"
+    line = strength.pick_text(strength.level_for_elo("havannah(base=4)", 400), 400)
+    assert line.startswith(" ".join(quoted.group(1).split()))
