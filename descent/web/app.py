@@ -9,7 +9,8 @@ network is the server's: ``best_network`` of the game, as for ``descent play``. 
 sends is executed or names a file; moves are parsed by the game's own parser.
 
 **The computer's thinking never blocks the server.** Every search (and the loading of a network)
-runs in a thread pool off the event loop; the compiled search runs without the GIL
+runs in a thread pool off the event loop, and the network backend's import (which holds the GIL for
+about a second) is done at start, before the first request (``warm_up``); the compiled search runs without the GIL
 (``search_ext/bestfirst.pyx``: its iterations run in a ``with nogil`` block), so the loop answers
 other requests while games are thinking (bench/bench_serve.py measures it). Games are keyed by
 random ids made by the server; one game does one thing at a time: a request on a game whose
@@ -21,14 +22,24 @@ must carry that cookie (403 otherwise), so the game's id in the page's address (
 a reload or a link back to the game in that browser only. A script keeps the cookie as a browser
 does (``requests.Session``, ``curl -b jar -c jar``).
 
-**Slots.** At most ``max_games`` games *in progress* at once (a new one past that is refused with
-503): a finished or resigned game frees its slot at once (it stays readable, its record
-downloadable, until it has been idle ``idle_seconds``), and a game in progress nobody has asked
-about for ``idle_seconds`` (default ``IDLE_SECONDS``, ten minutes; ``descent serve --idle``) is
-closed as abandoned. The page asks about its game every ``HEARTBEAT`` seconds (a third of
+**Slots** (the page's "tables"). At most ``max_games`` games *in progress* at once (a new one past
+that is refused with 503, saying when a table frees: at once when a game ends, at the latest when
+the longest-idle game times out; ``Retry-After``): a finished or resigned game frees its slot at
+once (it stays readable, its record downloadable, until it has been idle ``idle_seconds``), and a
+game in progress nobody has asked about for ``idle_seconds`` (default ``IDLE_SECONDS``, ten
+minutes; ``descent serve --idle``) is unloaded as abandoned. The page asks about its game every ``HEARTBEAT`` seconds (a third of
 ``idle_seconds`` when that is shorter) while it is open, so
 only a closed tab or a lost connection lets a game go idle. Finished games kept beyond
 ``KEEP_FINISHED`` times ``max_games`` are closed oldest first.
+
+**Games outlive the server.** Every game is written to the store (``descent.web.store``: SQLite,
+``serve/games.sqlite3`` in the data directory) as it is played, one transaction a change; a game
+asked about that is not in memory (the server restarted, or it was unloaded) is rebuilt from its
+record, its moves replayed, at the same ply. A game closed by its player is not brought back.
+
+**What a player is told** about the computer is built from a whitelist (``descent.web.describe``):
+the level and its rating in words, the search and its budget, the network by where it comes from;
+never a path of the server's, which error messages are scrubbed of too (``scrub``).
 
 **Errors.** Every error is JSON, ``{"error": "one line"}``, with a 4xx status for a bad request
 (400 malformed or illegal, 404 unknown game id or path, 405 method, 409 not now, 413 too large,
@@ -38,9 +49,11 @@ The API (JSON bodies and answers):
 
 * ``GET /api/games``: the games offered, each with its levels and their ratings (``level_rating``);
 * ``GET /api/levels``: the levels with a description;
-* ``POST /api/new`` ``{"game", "level", "side": "first"|"second", "player"}``: a new game, its view;
+* ``POST /api/new`` ``{"game", "level", "side": "first"|"second", "player", "replace"}``: a new game,
+  its view (``replace``: a game of the same browser, closed once the new one stands);
   ``{"game", "elo": N, "side"}`` instead of a level plays the rated setting nearest to Elo ``N``
   (as ``descent play --elo``; the game's ``elo`` range in ``/api/games`` says where it applies);
+* ``GET /api/mine``: the browser's games in progress (by its owner cookie), for the start page;
 * ``GET /api/game/ID``: the view of a game (``Session.view``);
 * ``POST /api/game/ID/move`` ``{"move": "e2e4"}``: play the person's move (the game's notation);
 * ``POST /api/game/ID/reply``: the computer plays its move;
