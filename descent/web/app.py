@@ -510,6 +510,8 @@ class Hub:
         old = self.sessions.get(replace) if replace else None
         if old is not None and (not owner or not secrets.compare_digest(owner, old.owner)):
             old = None
+        if old is not None:
+            _busy(old)
         full = self._full(owner, old.id if old is not None else None)
         if full is not None:
             raise full
@@ -526,7 +528,10 @@ class Hub:
         if self.store is not None:
             await self.stored(self.store.add, session.row())
         if replace:
-            await self.close_game(replace, owner, quiet=True)
+            try:
+                await self.close_game(replace, owner, quiet=True)
+            except ApiError:        # it began thinking meanwhile, or is another's: it stays
+                pass
         return session
 
     def _missing(self, gid: str, closed: bool = False) -> ApiError:
