@@ -209,3 +209,37 @@ def test_the_level_and_an_elo_are_chosen_by_documented_commands():
     assert blocks[4].startswith("? ") and "outside the rated range" in blocks[4]
     assert blocks[5].startswith("? syntax error") and blocks[6].startswith("= ")
     assert "Elo +400 asked" in p.stderr
+
+
+def test_time_settings_and_time_left_give_full_strength_its_share_of_the_clock():
+    """At full strength the clock of `time_settings` / `time_left` is spent (``thinking.allot``:
+    main time over 30 moves, a byo-yomi period over its stones); a weaker level keeps its budget,
+    capped by that share. What the search is started with is read, not timed; then a session under
+    a clock answers legal moves."""
+    import io
+    from descent.protocols.gtp import GtpServer
+    from descent.protocols.player import Settings
+    from descent.protocols.thinking import Limits, allot
+    srv = GtpServer("reversi(size=6)", Settings(net=None), out=io.StringIO(), err=io.StringIO())
+    assert srv.limits(0) == srv.player.limits()                     # no clock: the level's budget
+    srv.handle("time_settings 300 0 0")
+    assert srv.limits(0) == Limits(seconds=allot(300))
+    srv.handle("time_left black 60 0")
+    assert srv.limits(0) == Limits(seconds=allot(60)) and srv.limits(1) == Limits(seconds=allot(300))
+    srv.handle("time_left white 20 4")                               # in byo-yomi: 20 s for 4 stones
+    assert srv.limits(1) == Limits(seconds=allot(20, 0, 4))
+    srv.handle("time_settings 1 30 5")                               # main time nearly gone: a period's share
+    assert srv.limits(0) == Limits(seconds=allot(30, 0, 5))
+    srv.handle("time_settings 0 30 0")                               # GTP: no time limit
+    assert srv.limits(0) == srv.player.limits()
+    srv.handle("descent-level easy")
+    srv.handle("time_settings 3 0 0")
+    assert srv.limits(0) == Limits(seconds=allot(3))                 # under easy's 1 s: capped
+    srv.handle("time_settings 600 0 0")
+    assert srv.limits(0) == Limits(seconds=1.0)                      # not raised
+    out = session("reversi(size=6)", ["time_settings 6 0 0", "genmove b", "time_left w 5 0", "genmove w",
+                                      "quit"])
+    assert [x[0] for x in out] == ["=", "=", "=", "=", "="]
+    s = games.new_state("reversi(size=6)")
+    for vertex in (out[1][2], out[3][2]):
+        s.push(s.parse_move(nt.vertex_to_text(vertex)))

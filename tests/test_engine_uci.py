@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import os
 import queue
+import re
 import shutil
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import pytest
 import games
 from descent.protocols import variants_ini
 from descent.protocols.notation import Dialect
-from descent.protocols.uci import clock_seconds
+from descent.protocols.uci import centipawns, clock_seconds
 
 FSF = shutil.which("fairy-stockfish") or ("/usr/games/fairy-stockfish"
                                           if os.path.exists("/usr/games/fairy-stockfish") else None)
@@ -106,9 +107,157 @@ def test_xiangqi_moves_are_fairy_stockfish_moves():
 
 def test_clock_share():
     assert clock_seconds(60_000, 0, None) == pytest.approx(2.0 - 0.05)
+    assert clock_seconds(60_000, 500, None) == pytest.approx(2.0 + 0.4 - 0.05)     # 60 s + 0.5 s
     assert clock_seconds(10_000, 1000, 5) == pytest.approx(2.0 + 0.8 - 0.05)
-    assert clock_seconds(100, 0, 1) <= 0.05          # never more than half of what is left
+    assert clock_seconds(10_000, 0, 1) == pytest.approx(8.0 - 0.05)   # the last move of a period: 80%
+    assert clock_seconds(1_000, 5_000, None) == pytest.approx(0.5 - 0.05)   # never more than half
+    assert clock_seconds(100, 0, 1) <= 0.05
     assert clock_seconds(0, 0, None) > 0
+
+
+def test_centipawns_are_a_monotonic_map_of_the_value():
+    vals = [-1.0, -0.999, -0.5, -0.1, 0.0, 0.1, 0.5, 0.999, 1.0]
+    cps = [centipawns(v) for v in vals]
+    assert cps == sorted(cps) and centipawns(0.0) == 0 and cps[0] == -cps[-1]
+    assert 290 <= centipawns(0.5) <= 310          # (1 + v) / 2 = 1 / (1 + exp(-0.00368 cp))
+    assert abs(centipawns(1.0)) <= 5000 and centipawns(-0.5) == -centipawns(0.5)
+
+
+# ---- a clock is spent at full strength, and only caps a weaker setting ------------------------------
+
+def _server(game, **settings):
+    import io
+    from descent.protocols.player import Settings
+    from descent.protocols.uci import UciServer
+    return UciServer(game, Settings(**settings), out=io.StringIO())
+
+
+def test_a_clock_gives_full_strength_the_time_the_allotment_function_gives():
+    """The budget of `go wtime ...` at the default settings is the clock's share (the level's own
+    budget dropped); a weaker level keeps its budget, capped by that share; nodes, movetime, depth
+    and infinite as documented. What the search is started with is read from the thinker, not
+    timed."""
+    from descent.protocols.thinking import Limits
+    srv = _server(BT6, net=None)
+    s = games.new_state(BT6)
+    clock = "wtime 60000 btime 30000 winc 500 binc 100".split()
+    assert srv.limits(clock, s) == Limits(seconds=clock_seconds(60_000, 500, None))
+    s.push("a2a3")                                                   # the second player's clock
+    assert srv.limits(clock, s) == Limits(seconds=clock_seconds(30_000, 100, None))
+    assert srv.limits(clock + ["movestogo", "3"], s) == Limits(seconds=clock_seconds(30_000, 100, 3))
+    assert srv.limits("nodes 50".split(), s) == Limits(iterations=50)
+    assert srv.limits("movetime 250".split(), s) == Limits(seconds=0.25)
+    assert srv.limits("depth 3".split(), s) == Limits(depth=3)
+    assert srv.limits(["infinite"], s) == Limits(infinite=True)
+    assert srv.limits([], s) == srv.player.limits()                # no budget: the level's
+    srv.handle("setoption name Level value easy")
+    own = srv.player.limits()
+    assert own.seconds == 1.0 and not own.iterations                 # easy without a network: 1 s a move
+    assert srv.limits("wtime 9000 btime 9000".split(), s) == Limits(seconds=clock_seconds(9000, 0, None))
+    assert srv.limits("wtime 90000 btime 90000".split(), s) == Limits(seconds=1.0)   # capped, not raised
+    # and `go` hands that budget to the search
+    started = []
+    srv.handle("setoption name Level value strongest")
+    srv.player.thinker.start = lambda state, limits, on_info, on_done: started.append(limits)
+    srv.handle("position startpos")
+    srv.handle("go wtime 12000 btime 12000 winc 200 binc 200")
+    assert started == [Limits(seconds=clock_seconds(12_000, 200, None))]
+
+
+INFO = re.compile(r"info depth (\d+) score (cp|mate) (-?\d+) nodes (\d+) nps (\d+) time (\d+)(?: pv( \S+)+)?$")
+
+
+def test_info_lines_report_depth_score_nodes_and_a_legal_pv():
+    """A raw UCI session (breakthrough 6x6, the shipped network): every `info depth` line has the
+    documented fields in order, its pv is a legal line from the position, and the last one comes
+    before `bestmove` with the nodes of the budget."""
+    e = Peer(engine_cmd(BT6))
+    try:
+        e.send("uci")
+        e.until(lambda x: x == "uciok")
+        e.send("position startpos moves a2a3")
+        e.send("go nodes 300")
+        lines = e.until(lambda x: x.startswith("bestmove"))
+        infos = [x for x in lines if x.startswith("info depth")]
+        assert infos and lines[-2] == infos[-1]
+        for line in infos:
+            m = INFO.match(line)
+            assert m, line
+            s = games.new_state(BT6)
+            s.push("a2a3")
+            for mv in line.split(" pv ")[1].split():
+                s.push(s.parse_move(mv))
+        assert INFO.match(infos[-1]).group(4) == "300"
+        assert infos[-1].split(" pv ")[1].split()[0] == lines[-1].split()[1]
+    finally:
+        e.close()
+
+
+def test_python_chess_reads_a_score_under_a_clock_and_in_analysis():
+    """python-chess, as a GUI: a move under a clock comes with a score, depth, nodes and a legal
+    pv (alpha-beta without a network); `go infinite` (analysis) reports until stopped; a mate in one
+    reads as mate 1."""
+    import chess
+    import chess.engine
+    eng = chess.engine.SimpleEngine.popen_uci(engine_cmd("chess"), timeout=120)
+    try:
+        board = chess.Board()
+        board.push_uci("e2e4")
+        result = eng.play(board, chess.engine.Limit(white_clock=3, black_clock=3, white_inc=0, black_inc=0),
+                          info=chess.engine.INFO_ALL)
+        assert result.move in board.legal_moves
+        assert result.info.get("score") is not None and result.info["depth"] >= 1 and result.info["nodes"] > 0
+        assert result.info["pv"] and result.info["pv"][0] == result.move
+        with eng.analysis(board) as analysis:
+            for info in analysis:
+                if info.get("score") is not None and info.get("depth", 0) >= 2:
+                    break
+        assert info["score"].relative.score() == 0 or info["score"].is_mate()
+        mate = eng.play(chess.Board(MATE_IN_ONE), chess.engine.Limit(nodes=2000), info=chess.engine.INFO_ALL)
+        assert mate.move == chess.Move.from_uci("d1d8") and mate.info["score"].white().mate() == 1
+    finally:
+        eng.quit()
+
+
+# ---- options that agree: the command line, UCI_Variant, the no-network notice -------------------------
+
+@pytest.mark.parametrize("args", [["--elo", "0", "--net", "early"], ["--elo", "0", "--time", "5"],
+                                  ["--elo", "0", "--iterations", "50"], ["--elo", "0", "--level", "easy"]])
+def test_contradictory_options_are_refused_in_one_line(args):
+    p = subprocess.run(engine_cmd(BT6, *args), input="uci\nquit\n", capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.startswith("Error: --elo") and p.stderr.count("\n") == 1, p.stderr
+
+
+def test_uci_variant_offers_what_it_accepts_and_says_at_each_switch_that_there_is_no_network():
+    e = Peer(engine_cmd(BT6, "--iterations", "10"))
+    try:
+        e.send("uci")
+        lines = e.until(lambda x: x == "uciok")
+        opt = next(x for x in lines if x.startswith("option name UCI_Variant")).split()
+        offered = [opt[i + 1] for i, w in enumerate(opt) if w == "var"]
+        assert offered[0] == "breakthrough6x6" and opt[opt.index("default") + 1] == "breakthrough6x6"
+        assert {"breakthrough", "breakthrough5x5", "breakthrough7x7", "breakthrough6x5"} <= set(offered)
+        e.send("setoption name UCI_Variant value breakthrough9x9")      # not offered: refused
+        e.send("isready")
+        assert any("UCI_Variant 'breakthrough9x9'" in x for x in e.until(lambda x: x == "readyok"))
+        for variant in ("breakthrough5x5", "breakthrough7x7", "breakthrough6x6"):
+            e.send(f"setoption name UCI_Variant value {variant}")
+            e.send("isready")
+            said = e.until(lambda x: x == "readyok")
+            notes = [x for x in said if x.startswith("info string no network")]
+            if variant == "breakthrough6x6":
+                assert not notes and not any("error" in x for x in said)
+            else:
+                r, c = variant[len("breakthrough"):].split("x")
+                assert len(notes) == 1 and f"breakthrough(rows={r},cols={c})" in notes[0], said
+                e.send("position startpos")                 # and again at the first go of the game
+                e.send("go nodes 5")
+                went = e.until(lambda x: x.startswith("bestmove"))
+                assert sum(x.startswith("info string no network") for x in went) == 1, went
+    finally:
+        e.close()
 
 
 def test_python_chess_drives_a_whole_game():

@@ -136,13 +136,15 @@ def serve(host, port, root, think, iterations, max_games, idle):
               default="strongest", show_default=True,
               help="The level, as for `descent play` (full strength by default, as engines are).")
 @click.option("--elo", type=Real(-10_000, 10_000), default=None,
-              help="The setting nearest to this rating instead of a level.")
+              help="The setting nearest to this rating instead of a level (its network and budget: not "
+                   "with --level, --time, --iterations or another --net).")
 @net_option
 @click.option("--time", "think", type=Seconds(), default=None,
               help="Seconds per move when the GUI gives no budget (default: the level's).")
 @iterations_option()
 @seed_option
-def engine(game, protocol, level, elo, net, think, iterations, seed):
+@click.pass_context
+def engine(ctx, game, protocol, level, elo, net, think, iterations, seed):
     """Speak UCI or GTP on stdin/stdout, for GUIs and match runners (docs/engines.md)."""
     # lazy: CLI start-up (each command loads only its own modules)
     from descent.protocols.notation import default_protocol, gtp_game
@@ -152,6 +154,18 @@ def engine(game, protocol, level, elo, net, think, iterations, seed):
     if protocol == "gtp":
         gtp_game(info)
     net = None if net.lower() in ("none", "") else net
+    if elo is not None:
+        # as `descent play --elo`: the rating is that of one measured setting (level, network, budget)
+        if ctx.get_parameter_source("level") != click.core.ParameterSource.DEFAULT:
+            raise UserError("--elo picks the level itself: give --elo or --level, not both")
+        from descent import shipped  # lazy: CLI start-up (each command loads only its own modules)
+        final = shipped.network(info.spec)
+        other_net = net != "best" and not (net and final and Path(net).resolve() == Path(final).resolve())
+        if think is not None or iterations is not None or other_net:
+            given = ", ".join(o for o, on in (("--time", think is not None), ("--iterations", iterations is not None),
+                                              (f"--net {net or 'none'}", other_net)) if on)
+            raise UserError(f"--elo plays a rated setting of the shipped network at the budget it was rated at: "
+                            f"it cannot be combined with {given}")
     settings = Settings(level=level, net=net, time=think, iterations=iterations, seed=seed, elo=elo)
     if protocol == "gtp":
         # lazy: CLI start-up (each command loads only its own modules)

@@ -10,8 +10,9 @@ gets ``? unknown command``, a malformed one ``? syntax error``, and neither stop
 Vertices: a column letter from ``A`` skipping ``I`` and the row from the bottom (``notation``);
 ``pass`` (reversi, when it is the only move) and ``swap`` (havannah). A ``play`` or ``genmove`` for
 the colour not to move is refused, except that a forced pass of the side to move is played first
-(reversi). ``genmove`` searches for the level's budget, capped by the clock of ``time_settings`` /
-``time_left`` when one is set; ``final_score`` gives the winner (``B+``/``W+``: reversi's disc
+(reversi). ``genmove`` searches for the level's budget, or with a clock (``time_settings`` /
+``time_left``) spends its share of it at full strength (a weaker level's budget is only capped by
+the clock: ``GtpServer.limits``); ``final_score`` gives the winner (``B+``/``W+``: reversi's disc
 difference, 1 for the other games) or ``0`` for a draw.
 
 Strength: full strength by default (the ``strongest`` level). Two extension commands choose
@@ -32,7 +33,7 @@ from games.errors import GameError
 from descent.protocols import notation as nt
 from descent import strength
 from descent.protocols.player import ENGINE_LEVELS, Player, Settings
-from descent.protocols.thinking import Limits
+from descent.protocols.thinking import Limits, allot
 
 COMMANDS = ("protocol_version", "name", "version", "known_command", "list_commands", "boardsize",
             "clear_board", "komi", "play", "genmove", "undo", "showboard", "time_settings",
@@ -226,8 +227,11 @@ class GtpServer:
         return nt.text_to_vertex(text)
 
     def limits(self, seat: int) -> Limits:
-        """The level's budget, capped by the clock: an even share of the main time (30 moves), or
-        the byo-yomi period over its stones."""
+        """The move's budget. With a clock (``time_settings``, ``time_left``): in byo-yomi the
+        period's time over its stones, in main time an even share of it (``thinking.allot``: 30
+        moves), or the byo-yomi share when that is more (a move that outlasts the main time goes
+        on in the first period); at full strength (``Player.spends_clock``) the engine searches for
+        that long, a weaker setting keeps its own budget and the clock only caps it."""
         own = self.player.limits()
         c = self.clock
         if c and c["byo"] > 0 and c["stones"] == 0:
@@ -238,9 +242,16 @@ class GtpServer:
             secs, stones = (c["main"], 0) if c["main"] > 0 else (c["byo"], c["stones"])
         else:
             return own
-        t = secs / stones if stones > 0 else secs / 30
-        t = max(0.005, t - 0.05 if t > 0.1 else t * 0.5)
-        return Limits(iterations=own.iterations, seconds=min(own.seconds, t) if own.seconds else t)
+        if stones > 0:
+            t = allot(secs, 0.0, stones)
+        else:
+            t = allot(secs)
+            if c and c["byo"] > 0 and c["stones"] > 0:
+                t = max(t, allot(c["byo"], 0.0, c["stones"]))
+        if self.player.spends_clock:
+            return Limits(seconds=t)
+        return Limits(iterations=own.iterations, seconds=min(own.seconds, t) if own.seconds else t,
+                      depth=own.depth)
 
     def cmd_undo(self, args):
         s = self.player.state

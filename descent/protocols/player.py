@@ -44,17 +44,16 @@ class Player:
         if s.level not in ENGINE_LEVELS:
             raise GameError(f"level {s.level!r} is not available to an engine (known: {', '.join(ENGINE_LEVELS)}; "
                             f"the adaptive level needs game results, which the protocols do not report)")
-        agent = None
-        level, net, time_, iterations = s.level, s.net, s.time, s.iterations
+        self.picked: dict | None = None
         if s.elo is not None:
-            choice = elo_level(info.spec, s.elo)
-            agent = choice.get("agent") or choice.get("spec")
-            level = choice.get("level", level)
-            net = choice.get("net", net)
-            iterations = choice.get("iterations", iterations)
-        bot = Opponent(info.spec, level=level, net=net, time=time_, iterations=iterations, seed=s.seed,
-                       agent=agent)
-        self.picked = choice if s.elo is not None else None
+            # as `descent play --elo`: the rated setting of the shipped network, its budget included
+            # (another network refused, StrengthError); the budget rated replaces --time and
+            # --iterations, the budget when the GUI gives none (the command line refuses both)
+            bot = Opponent(info.spec, level=DEFAULT_LEVEL, net=s.net, seed=s.seed, elo=s.elo)
+            self.picked = elo_level(info.spec, s.elo)
+        else:
+            bot = Opponent(info.spec, level=s.level, net=s.net, time=s.time, iterations=s.iterations,
+                           seed=s.seed)
         self.info = info
         self.bot = bot
         self.agent = bot.agent
@@ -73,6 +72,13 @@ class Player:
     def limits(self) -> Limits:
         """The level's own budget per move."""
         return own_limits(self.agent)
+
+    @property
+    def spends_clock(self) -> bool:
+        """Full strength (the ``strongest`` level, no Elo asked): a clock's share of time replaces
+        the level's budget. A weaker setting keeps the budget its strength was measured at, and a
+        clock only caps it."""
+        return self.settings.level == "strongest" and self.settings.elo is None
 
     @property
     def label(self) -> str:

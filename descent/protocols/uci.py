@@ -4,25 +4,39 @@ Commands: ``uci``, ``debug``, ``isready``, ``setoption name N [value V]``, ``uci
 ``position startpos|fen F [moves M...]``, ``go`` (``wtime btime winc binc movestogo movetime nodes
 depth infinite``; ``ponder``, ``mate`` and ``searchmoves`` are read and ignored), ``stop``,
 ``ponderhit``, ``quit``, and ``d`` (the board, as Stockfish's). The search runs in a thread, so
-``isready`` and ``stop`` are answered while it thinks; ``info`` lines report its progress (``nodes``
-counts iterations; ``score cp`` is 1000 times the search's value, ``score mate`` a proven result).
-An unknown or malformed command gets an ``info string`` line and is otherwise ignored, as UCI says.
+``isready`` and ``stop`` are answered while it thinks. An unknown or malformed command gets an
+``info string`` line and is otherwise ignored, as UCI says.
 
-Budgets: ``go nodes N`` searches N iterations, ``go movetime MS`` that long, ``go depth D`` D times
-the number of legal moves in iterations (a best-first search has no depth), ``go infinite`` until
-``stop``; a clock (``wtime``...) caps the level's own budget at the time it allots to the move;
-``go`` alone uses the level's budget.
+Budgets: ``go nodes N`` searches N iterations (alpha-beta: N nodes), ``go movetime MS`` that long,
+``go depth D`` D plies of alpha-beta, or D times the number of legal moves in iterations of a
+best-first search (which has no depth), ``go infinite`` until ``stop``; ``go`` alone uses the level's
+budget. A clock (``wtime btime winc binc movestogo``) is spent: at full strength (the ``strongest``
+level, no ``UCI_LimitStrength``) the engine searches for the share of it that ``thinking.allot``
+gives the move (an even share over ``movestogo`` moves, or 30, plus 80% of the increment, never more
+than half of what is left, less 50 ms for the round trip); a weaker setting (a Gaussian level,
+``balanced``, ``UCI_Elo``) keeps the budget its strength was measured at, and the clock only caps it.
+
+Output while it thinks, at most every half second, and once more before ``bestmove``:
+``info depth D score cp X|mate N nodes N nps N time MS pv ...``. ``depth`` is the alpha-beta depth
+completed, or the length of a best-first search's principal line; ``nodes`` counts iterations
+(alpha-beta: nodes); ``score cp`` is ``centipawns(value)`` of the search's value v in [-1, 1] (the
+mover's expected result: 1 a win, -1 a loss), 2 atanh(v) / 0.00368, the inverse of the logistic curve
+that takes centipawns to an expected score in chess, (1 + v) / 2 = 1 / (1 + exp(-0.00368 cp)), so
+v = 0.5 reads as about +300; a forced result the search has proven reads ``score mate N`` (N moves,
+negative when the engine is the one mated).
 
 Strength, as UCI engines have it: full strength by default (the ``strongest`` level); where the
 game has a rating table for the network in use (``descent.strength``), ``UCI_LimitStrength`` and
 ``UCI_Elo`` (its range the table's) play the measured setting nearest to that rating. ``Level``
 (easy, medium, hard, balanced, strongest) picks one of ``descent play``'s levels by name.
 Other options: ``Iterations`` (0: the level's budget), ``Seed``, and for Fairy-Stockfish's dialect
-``UCI_Variant`` (xiangqi; breakthrough, or breakthroughRxC for other sizes).
+``UCI_Variant`` (xiangqi; breakthrough: ``breakthrough`` for 8x8 and the sizes of the shipped
+``variants.ini``, ``breakthrough6x6``...; those it offers are those it accepts).
 
-What a GUI should know is said in ``info string`` lines, after ``uci`` and at the first ``go`` of
-each game: no network for the game or size (``id name`` says "no network" too; the engine then
-searches without one), and the setting ``UCI_Elo`` picked with its distance from the rating asked.
+What a GUI should know is said in ``info string`` lines, after ``uci``, when ``UCI_Variant`` changes
+the game, and at the first ``go`` of each game: no network for the game or size (``id name`` says
+"no network" too; the engine then searches without one), and the setting ``UCI_Elo`` picked with
+its distance from the rating asked.
 """
 from __future__ import annotations
 
@@ -34,20 +48,36 @@ from importlib import metadata
 
 from games.errors import GameError
 from descent import strength
+from descent.protocols import variants_ini
 from descent.protocols.notation import Dialect
 from descent.protocols.player import ENGINE_LEVELS, Player, Settings
-from descent.protocols.thinking import Limits
+from descent.protocols.thinking import Limits, allot
 
-MOVE_OVERHEAD = 0.05        # seconds kept back per move for the protocol's round trip
+CP_SCALE = 0.00368208       # the logistic slope from centipawns to an expected score (chess)
+CP_LIMIT = 5000             # the largest score cp reported for an estimate (a proof is a mate score)
 
 
 def clock_seconds(remaining_ms: float, inc_ms: float, movestogo: int | None) -> float:
-    """The time a clock allots to one move: an even share of what is left (``movestogo`` moves, or
-    30) plus most of the increment, never more than half of what is left."""
-    rem = max(0.0, remaining_ms / 1000.0)
-    t = min(rem / max(1, movestogo or 30) + 0.8 * max(0.0, inc_ms) / 1000.0, rem * 0.5)
-    t = t - MOVE_OVERHEAD if t > 2 * MOVE_OVERHEAD else t * 0.5
-    return max(0.005, t)
+    """The seconds a UCI clock allots to one move (``thinking.allot`` of milliseconds)."""
+    return allot(remaining_ms / 1000.0, inc_ms / 1000.0, movestogo)
+
+
+def centipawns(value: float) -> int:
+    """A search value v in [-1, 1] (the mover's expected result) as UCI's ``score cp``:
+    2 atanh(v) / 0.00368, the inverse of (1 + v) / 2 = 1 / (1 + exp(-0.00368 cp)); monotonic, 0 at 0,
+    about +300 at 0.5, within +-5000."""
+    v = max(-1.0, min(1.0, float(value)))
+    if abs(v) >= 1.0:
+        return CP_LIMIT if v > 0 else -CP_LIMIT
+    cp = 2.0 * math.atanh(v) / CP_SCALE
+    return int(round(max(-CP_LIMIT, min(CP_LIMIT, cp))))
+
+
+def breakthrough_variants() -> list[str]:
+    """The breakthrough variants Fairy-Stockfish knows: its own (8x8) and those of the shipped
+    ``variants.ini``."""
+    with open(variants_ini(), encoding="utf-8") as f:
+        return ["breakthrough"] + re.findall(r"^\[(breakthrough\d+x\d+):breakthrough\]", f.read(), re.M)
 
 
 def _version() -> str:
@@ -133,7 +163,7 @@ class UciServer:
         self.send("id author the descent authors")
         if self.dialect.variant:
             self.send(f"option name UCI_Variant type combo default {self.dialect.variant} "
-                      f"var {self.dialect.variant}")
+                      + " ".join(f"var {v}" for v in self.variants()))
         self.send(f"option name Level type combo default {p.settings.level} "
                   + " ".join(f"var {x}" for x in ENGINE_LEVELS))
         span = self._elo_span()
@@ -157,12 +187,19 @@ class UciServer:
         p = self.player
         span = self._elo_span()
         if self.limit_strength and span is None:
+            self.limit_strength = False
             raise GameError(f"UCI_LimitStrength: {p.info.spec} has no rating table for this network")
+        old = p.settings.elo
         if not self.limit_strength or span is None:
             p.settings.elo = None
         else:
             p.settings.elo = self.uci_elo if self.uci_elo is not None else span[0]
-        p.load(p.info.spec)
+        try:
+            p.load(p.info.spec)
+        except GameError:
+            p.settings.elo = old                # the setting in play stays, and so does its label
+            self.limit_strength = old is not None
+            raise
         for line in p.notes():
             self.note(line)
         self.told = True
@@ -215,17 +252,29 @@ class UciServer:
         else:
             self.note(f"unknown option {name!r} (ignored)")
 
+    def variants(self) -> list[str]:
+        """The ``UCI_Variant`` values offered, and so accepted: the game's own, and for breakthrough
+        every size Fairy-Stockfish can be given (``breakthrough_variants``)."""
+        own = [self.dialect.variant] if self.dialect.variant else []
+        if self.player.info.name == "breakthrough":
+            return own + [v for v in breakthrough_variants() if v not in own]
+        return own
+
     def _variant(self, value: str) -> None:
         p = self.player
         if value == self.dialect.variant or (value == "chess" and p.info.name == "chess"):
             return
         m = re.fullmatch(r"breakthrough(?:(\d+)x(\d+))?", value)
-        if p.info.name == "breakthrough" and m:
+        if p.info.name == "breakthrough" and m and value in self.variants():
             rows, cols = (int(m.group(1)), int(m.group(2))) if m.group(1) else (8, 8)
             p.load(f"breakthrough(rows={rows},cols={cols})")
             self.dialect = Dialect(p.info)
+            for line in p.notes():              # another game: what the GUI should know, now
+                self.note(line)
+            self.told = False                   # and again at its first go
             return
-        raise GameError(f"UCI_Variant {value!r}: this engine plays {self.dialect.variant or p.info.spec}")
+        offered = ", ".join(self.variants()) or "none (this game has no UCI_Variant)"
+        raise GameError(f"UCI_Variant {value!r}: this engine plays {offered}")
 
     def cmd_ucinewgame(self, args) -> None:
         self.player.new_game()
@@ -272,7 +321,8 @@ class UciServer:
         except GameError as exc:
             self.note(f"error: {exc}; searching with the level's budget")
             limits = self._own()
-        p.thinker.start(state, limits, self._info_line, lambda a, e: self._bestmove(state, a, e))
+        p.thinker.start(state, limits, lambda info: self._info_line(info, state),
+                        lambda a, e: self._bestmove(state, a, e))
 
     def _own(self) -> Limits:
         lim = self.player.limits()
@@ -308,33 +358,34 @@ class UciServer:
         if "infinite" in flags:
             return Limits(infinite=True)
         if "nodes" in vals or "movetime" in vals or "depth" in vals:
-            it = max(1, vals["nodes"]) if "nodes" in vals else None
-            if "depth" in vals:
-                d_it = max(1, vals["depth"]) * max(1, len(state.legal_actions_list()))
-                it = min(it, d_it) if it else d_it
-            secs = max(0.001, vals["movetime"] / 1000.0) if "movetime" in vals else None
-            return Limits(iterations=it, seconds=secs)
+            return Limits(iterations=max(1, vals["nodes"]) if "nodes" in vals else None,
+                          seconds=max(0.001, vals["movetime"] / 1000.0) if "movetime" in vals else None,
+                          depth=max(1, vals["depth"]) if "depth" in vals else None)
         own = self._own()
         side = "w" if state.to_move == 0 else "b"
         if f"{side}time" in vals:
             t = clock_seconds(vals[f"{side}time"], vals.get(f"{side}inc", 0), vals.get("movestogo"))
-            return Limits(iterations=own.iterations, seconds=min(own.seconds, t) if own.seconds else t)
+            if self.player.spends_clock:
+                return Limits(seconds=t)        # full strength: the clock's share, all of it
+            return Limits(iterations=own.iterations, seconds=min(own.seconds, t) if own.seconds else t,
+                          depth=own.depth)
         return own
 
-    def _info_line(self, info: dict) -> None:
+    def _info_line(self, info: dict, state) -> None:
         ms = int(info["seconds"] * 1000)
-        nps = int(info["iterations"] / max(info["seconds"], 1e-6))
-        if info.get("proven") in (1, -1) and info.get("proof_depth"):
-            moves = (info["proof_depth"] + 1) // 2
+        nps = int(info["iterations"] / max(info["seconds"], 1e-3))
+        if info.get("proven") in (1, -1) and info.get("proof_plies"):
+            moves = (info["proof_plies"] + 1) // 2
             score = f"mate {moves if info['proven'] > 0 else -moves}"
         else:
-            score = f"cp {int(round(1000 * info['value']))}"
+            score = f"cp {centipawns(info['value'])}"
         pv = []
-        s = self.player.state.copy()
+        s = state.copy()
         for a in info["pv"]:
             pv.append(self.dialect.move_to_uci(s, a))
             s.push(a)
-        line = f"info depth {max(1, len(pv))} nodes {info['iterations']} time {ms} nps {nps} score {score}"
+        line = (f"info depth {max(1, info.get('depth') or len(pv))} score {score} nodes {info['iterations']} "
+                f"nps {nps} time {ms}")
         self.send(line + (f" pv {' '.join(pv)}" if pv else ""))
 
     def _bestmove(self, state, action, error) -> None:
