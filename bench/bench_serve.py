@@ -25,6 +25,7 @@ without them). ``--only b,c`` reruns some parts and keeps the others' figures in
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import random
@@ -33,6 +34,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -49,10 +51,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+_DATA = tempfile.mkdtemp(prefix="descent-bench-serve-")   # the servers' games and profiles, not the user's
+atexit.register(shutil.rmtree, _DATA, True)
+
+
 def start_server(port: int, extra=()) -> subprocess.Popen:
     exe = Path(sys.executable).with_name("descent")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "descent"]
     return subprocess.Popen(cmd + ["serve", "--port", str(port), *extra], cwd=ROOT,
+                            env=dict(os.environ, DESCENT_DATA_DIR=_DATA),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

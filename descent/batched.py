@@ -62,7 +62,7 @@ from search_ext.agents import BestFirstAgent
 from search_ext.agents import parse_agent
 from search_ext.batcher import DEFAULT_CACHE_STATES, Batcher, PyWalker
 from search_ext.engine_spec import ENGINE_KINDS
-from descent.gamerecord import GameRecord, game_seed
+from descent.gamerecord import GameRecord, ProofNote, game_seed, root_proof
 from descent.protocols.outside import EngineError
 from descent import networks
 from search_ext.engine_spec import is_engine_spec
@@ -180,6 +180,7 @@ def play(game, agent_a, agent_b, index: int, seed: int, a_first=None, opening_pl
     agent_b.reset(game_seed(seed, index) + 17)
     seats = (agent_a, agent_b) if a_first else (agent_b, agent_a)
     rec = GameRecord(index, a_first)
+    notes: dict[str, ProofNote] = {}       # when the game was decided, per best-first seat
     rng = random.Random(game_seed(seed, index) + 31)
     for text in opening or ():
         rec.moves.append(text)
@@ -207,8 +208,13 @@ def play(game, agent_a, agent_b, index: int, seed: int, a_first=None, opening_pl
             rec.seconds_b += dt
             rec.short_b += short
             rec.full_b += full
+        proof = root_proof(getattr(agent, "search", None), state, action)
+        if proof is not None:
+            seat = "a" if agent is agent_a else "b"
+            notes.setdefault(seat, ProofNote()).note(state.ply, *proof)
         rec.moves.append(state.move_to_str(action))
         state.push(action)
+    rec.proofs = {seat: n.as_dict() for seat, n in sorted(notes.items())}
     o = state.outcome()
     assert o is not None              # the loop above ends only when the game is over
     rec.result, rec.score, rec.plies = o.binary, o.score, state.ply

@@ -161,6 +161,84 @@ def outcomes(rows) -> list[str]:
     return out
 
 
+DECIDED_CSV = "decided.csv"
+DECIDED_FIELDS = ["opponent", "opponent_budget", "game", "algorithm", "budget", "games", "recorded",
+                  "proven", "proven_win", "proven_loss", "median_ply", "median_plies",
+                  "median_fraction", "won_moves", "proven_choices"]
+
+
+def _proof_of(row) -> dict | None:
+    """The balanced player's (seat A's) proof note of an evaluate row (``ProofNote``), or None for
+    a game played before it was recorded. ``proofs`` is JSON written by this project; a malformed
+    one counts as not recorded."""
+    text = row.get("proofs")
+    if not text:
+        return None
+    try:
+        note = json.loads(text).get("a")
+    except (ValueError, AttributeError):
+        return None
+    return note if isinstance(note, dict) else None
+
+
+def decided(rows) -> list[dict]:
+    """When each cell's games were decided for the balanced player, as recorded at play time
+    (``descent.gamerecord.ProofNote``): how many games' roots held a proven result (win or loss)
+    before the end, the median first such ply, the median game length of those games and the
+    median of ply / length per game, and of the moves whose root was a proven win, how many chose
+    a proven-winning move. Cells without any recorded game are left out."""
+    groups: dict = {}
+    for r in rows:
+        opp, ob = _opponent(r)
+        groups.setdefault((opp, ob, r["game"], r["algorithm"], r["budget"]), []).append(r)
+    out = []
+
+    def med(xs):
+        return statistics.median(xs) if xs else None
+    for cell, rs in sorted(groups.items(), key=lambda kv: _order(kv[0])):
+        notes = [(r, _proof_of(r)) for r in rs]
+        recorded = [(r, n) for r, n in notes if n is not None]
+        if not recorded:
+            continue
+        proven = [(r, n) for r, n in recorded if n.get("ply") is not None]
+        opp, ob, game, alg, budget = cell
+        out.append({"opponent": opp, "opponent_budget": ob, "game": game, "algorithm": alg, "budget": budget,
+                    "games": len(rs), "recorded": len(recorded), "proven": len(proven),
+                    "proven_win": sum(1 for _, n in proven if n.get("sign", 0) > 0),
+                    "proven_loss": sum(1 for _, n in proven if n.get("sign", 0) < 0),
+                    "median_ply": med([n["ply"] for _, n in proven]),
+                    "median_plies": med([r["plies"] for r, _ in proven]),
+                    "median_fraction": med([n["ply"] / max(1, r["plies"]) for r, n in proven]),
+                    "won_moves": sum(int(n.get("won_moves", 0)) for _, n in recorded),
+                    "proven_choices": sum(int(n.get("proven_choices", 0)) for _, n in recorded)})
+    return out
+
+
+def format_decided(cells) -> list[str]:
+    def show(x, fmt):
+        return "-" if x is None else format(x, fmt)
+    lines = []
+    for c in cells:
+        share = (f"{100 * c['proven_choices'] / c['won_moves']:.0f}%" if c["won_moves"] else "-")
+        lines.append(f"  {c['opponent']} {c['opponent_budget']} | {c['game']} | {c['algorithm']} {c['budget']}: "
+                     f"{c['proven']} of {c['recorded']} games proven at the root ({c['proven_win']} won, "
+                     f"{c['proven_loss']} lost), first at ply {show(c['median_ply'], '.0f')} of "
+                     f"{show(c['median_plies'], '.0f')} (median {show(c['median_fraction'], '.2f')} of the game); "
+                     f"a proven-winning move chosen in {c['proven_choices']} of {c['won_moves']} moves with a "
+                     f"proven-won root ({share})"
+                     + (f"; {c['games'] - c['recorded']} game(s) played before this was recorded"
+                        if c["games"] > c["recorded"] else ""))
+    return lines
+
+
+def write_decided_csv(cells, path: Path) -> None:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=DECIDED_FIELDS, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    w.writerows(cells)
+    _atomic_bytes(path, buf.getvalue().encode())
+
+
 def format_pairs(pairs) -> list[str]:
     """Each cell's gain per network pair on one line."""
     cells: dict = {}
@@ -580,7 +658,8 @@ def make_report(db_paths, out_dir, games: list[str] | None = None, merge=()) -> 
     # left there was killed; others only if their writer is dead (--out may be a shared folder)
     with fileio.FileLock(out / ".report.lock", timeout=None, remove=True):
         table_file, csv_file = layout.report_files(out)
-        fileio.clean_temp_files(out, scope=lambda target: target in (table_file.name, csv_file.name, PAIRS_CSV)
+        fileio.clean_temp_files(out, scope=lambda target: target in (table_file.name, csv_file.name, PAIRS_CSV,
+                                                                     DECIDED_CSV)
                                 or target.endswith(".png"))
         figures, sections = [], []
         for opp, ob in _experiments(records):
@@ -602,6 +681,11 @@ def make_report(db_paths, out_dir, games: list[str] | None = None, merge=()) -> 
         if ends:
             sections.append("== how the games ended: median plies of wins, draws and losses, and median terminal "
                             "value f_t of wins and losses (the balanced player's view)\n" + "\n".join(ends))
+        proofs = decided(rows)
+        if proofs:
+            sections.append("== when the game was decided: the balanced player's first root holding a proven "
+                            "win or loss (recorded at play time), and how often it then chose a proven win\n"
+                            + "\n".join(format_decided(proofs)))
         checks = ordering_check(records + avg)
         if checks:
             sections.append("== the paper's ordering, cell by cell (95% intervals)\n" + "\n".join(checks))
@@ -626,6 +710,8 @@ def make_report(db_paths, out_dir, games: list[str] | None = None, merge=()) -> 
         write_text(table_file, table + "\n")
         write_csv(records + avg, csv_file)
         write_pairs_csv(pairs, out / PAIRS_CSV)
+        if proofs:
+            write_decided_csv(proofs, out / DECIDED_CSV)
         clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in records + avg]
         return {"records": clean, "table": table, "figures": figures, "out": str(out), "matches": len(rows),
                 "stale": stale, "merged": sum(added.values())}

@@ -27,8 +27,12 @@ Schema (table ``matches``)::
     opening      TEXT          -- the random opening both seats of the pairing played ('' for none)
     opening_index INTEGER      -- which opening of the pairing (game index // 2)
     unit         TEXT          -- the independent unit: network pair x opening
+    proofs       TEXT          -- JSON: when the game was decided, per best-first seat ('a', 'b'):
+                               -- ply (first proven root, or null), sign, moves, won_moves,
+                               -- proven_choices (descent.gamerecord.ProofNote); NULL for games
+                               -- played before it was recorded
 
-Databases written before the last five columns existed are migrated when opened (columns added,
+Databases written before the last columns existed are migrated when opened (columns added,
 ``opponent``/``opponent_budget`` filled in from each evaluate row's key and opponent spec, ``unit``
 set to the network pair: without random openings, all games of a pair count as one unit).
 
@@ -76,7 +80,8 @@ CREATE TABLE IF NOT EXISTS matches (
     opponent_budget TEXT,
     opening TEXT,
     opening_index INTEGER,
-    unit TEXT
+    unit TEXT,
+    proofs TEXT
 );
 CREATE INDEX IF NOT EXISTS matches_stage ON matches (stage, game, algorithm, budget);
 CREATE TABLE IF NOT EXISTS aborted (
@@ -97,7 +102,7 @@ LEGACY_COLUMNS = ("match_key", "stage", "game", "algorithm", "budget", "agent_a"
                   "net_b", "a_first", "moves", "result", "score", "a_result", "a_score", "plies",
                   "seconds_a", "seconds_b", "seed", "finished")
 NEW_COLUMNS = {"opponent": "TEXT", "opponent_budget": "TEXT", "opening": "TEXT",
-               "opening_index": "INTEGER", "unit": "TEXT"}
+               "opening_index": "INTEGER", "unit": "TEXT", "proofs": "TEXT"}
 
 COLUMNS = LEGACY_COLUMNS + tuple(NEW_COLUMNS)
 
@@ -132,6 +137,7 @@ class ResultsDB:
         """Open (creating it if needed) a results database; ``readonly``: open an existing one
         with ``mode=ro`` and never write to it (no journal switch, no table created)."""
         self.path = Path(path)
+        self._missing: set = set()
         if readonly:
             self.conn = v.open_sqlite_readonly(self.path, ResultsError, ("matches",),
                                                f"results database {self.path}")
@@ -140,10 +146,9 @@ class ResultsDB:
                 self.conn.close()
                 raise ResultsError(f"{self.path}: table 'matches' lacks columns "
                                    f"{sorted(set(LEGACY_COLUMNS) - cols)}")
-            # an older database read without migrating it: the new columns are derived on reading
-            self._derive = bool(set(NEW_COLUMNS) - cols)
+            # an older database read without migrating it: the columns it lacks are derived on reading
+            self._missing = set(NEW_COLUMNS) - cols
             return
-        self._derive = False
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.conn = sqlite3.connect(self.path, timeout=30)
@@ -213,9 +218,11 @@ class ResultsDB:
         cols = [d[0] for d in cur.description]
         return [dict(zip(cols, r)) for r in cur]
 
-    @staticmethod
-    def _derived(row: dict) -> dict:
-        """The columns an older database lacks, as ``_migrate`` would fill them in."""
+    def _derived(self, row: dict) -> dict:
+        """The columns an older database lacks, as ``_migrate`` would fill them in (the first five
+        together: they came in one version; ``proofs`` stays NULL)."""
+        if not self._missing - {"proofs"}:
+            return {**row, "proofs": row.get("proofs")}
         opp = opp_budget = None
         if row.get("stage") == "evaluate":
             opp = "mcts" if str(row.get("agent_b")).startswith("mcts") else "pool"
@@ -227,7 +234,7 @@ class ResultsDB:
         return {**out, **{k: v for k, v in row.items() if k not in out}}
 
     def rows(self, stage: str | None = None, game: str | None = None) -> list[dict]:
-        cols = LEGACY_COLUMNS if self._derive else COLUMNS
+        cols = tuple(c for c in COLUMNS if c not in self._missing)
         q = f"SELECT {', '.join(cols)} FROM matches WHERE 1=1"
         args: list = []
         if stage:
@@ -238,7 +245,7 @@ class ResultsDB:
             args.append(game)
         q += " ORDER BY id"
         rows = (dict(zip(cols, r)) for r in self.conn.execute(q, args))
-        return [self._derived(r) for r in rows] if self._derive else list(rows)
+        return [self._derived(r) for r in rows] if self._missing else list(rows)
 
     def checked_rows(self, stage: str | None = None, game: str | None = None) -> list[dict]:
         """``rows``, each checked against ``EVALUATE_ROW`` (``ResultsError`` naming the row)."""

@@ -20,6 +20,8 @@ are used, with a note. A member that has not reached every milestone is left out
 """
 from __future__ import annotations
 
+import json
+
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -233,7 +235,8 @@ def match_row(task: dict, rec) -> dict:
             "seed": task["seed"], "opponent": task.get("opponent"),
             "opponent_budget": task.get("opponent_budget"), "opening": " ".join(opening),
             "opening_index": task["index"] // 2,
-            "unit": f"{task.get('net_a')}|{task.get('net_b')}|{' '.join(opening)}"}
+            "unit": f"{task.get('net_a')}|{task.get('net_b')}|{' '.join(opening)}",
+            "proofs": json.dumps(rec.proofs, sort_keys=True) if getattr(rec, "proofs", None) else None}
 
 
 def unit_of(row: dict) -> str:

@@ -77,10 +77,12 @@ def public_setting(spec: str, network=None) -> dict:
         base = opts.get("base")
         level = opts.get("level")
         out["selection"] = "Gaussian difficulty"
-        out["mu"] = _number(opts.get("mu")) if opts.get("mu") is not None else NAMED_MUS.get(level)
+        out["mu"] = (_number(opts.get("mu")) if opts.get("mu") is not None
+                     else NAMED_MUS.get(level) if isinstance(level, str) else None)
         out["sigma"] = _number(opts.get("sigma")) if opts.get("sigma") is not None else 0.3
         name = base if isinstance(base, str) else "minimax"
-        inner = opts.get("base_options") if isinstance(opts.get("base_options"), dict) else {}
+        base_options = opts.get("base_options")
+        inner = base_options if isinstance(base_options, dict) else {}
     out["search"] = ALGORITHMS.get(name, "an agent of this server")
     for key in _NUMERIC:
         if key in ("mu", "sigma"):
