@@ -194,8 +194,18 @@ def parse_spec(spec: str) -> tuple[str, dict]:
 _CACHE: dict[str, GameInfo] = {}
 
 
+# The terminal evaluation f_t of a game scored by depth can be chosen in its spec, for every such
+# game: ``ft=additive`` (b * (P - p + 1) / P) or ``ft=multiplicative`` (b * P^(-p/P)), p the ply of
+# the end and P the game's longest length (ALGORITHMS.md, "Terminal evaluation"). Without it a game
+# keeps its own (havannah, connect6 and gomoku multiplicative, the others additive); a game scored
+# by its own margin (chess, reversi, ...) refuses it.
+FT_PARAM = "ft"
+FT_KINDS = {"additive": 0, "multiplicative": 1}
+
+
 def load(spec: str) -> GameInfo:
-    """The ``GameInfo`` of a game spec such as ``"reversi(size=6)"``.
+    """The ``GameInfo`` of a game spec such as ``"reversi(size=6)"`` (or ``"havannah(base=4,
+    ft=additive)"``: ``FT_PARAM``, the terminal evaluation of a depth-scored game).
 
     Raises ``UnknownGameError`` for an unknown name and ``InvalidGameSpecError`` for a malformed spec
     or a bad parameter.
@@ -204,6 +214,10 @@ def load(spec: str) -> GameInfo:
         return spec
     name, raw = parse_spec(spec)
     gdef = definition(name)
+    ft = raw.pop(FT_PARAM, None)
+    if ft is not None and ft not in FT_KINDS:
+        raise InvalidGameSpecError(f"{name}: {FT_PARAM}={ft!r}: the terminal evaluation is one of "
+                                   f"{', '.join(FT_KINDS)}")
     params = {p.name: p.default for p in gdef.params}
     for key, value in raw.items():
         p = gdef.param(key)
@@ -213,6 +227,15 @@ def load(spec: str) -> GameInfo:
     if gdef.check is not None:
         gdef.check(params)
     non_default = [f"{p.name}={params[p.name]}" for p in gdef.params if params[p.name] != p.default]
+    base_spec = f"{name}({','.join(non_default)})" if non_default else name
+    if ft is not None:
+        own = load(base_spec).score_kind
+        if own not in FT_KINDS.values():
+            raise InvalidGameSpecError(f"{name}: {FT_PARAM}={ft}: its terminal evaluation is the "
+                                       f"game's own margin ({SCORE_KINDS[own]}); {FT_PARAM} chooses "
+                                       f"between depth evaluations")
+        if FT_KINDS[ft] != own:
+            non_default.append(f"{FT_PARAM}={ft}")
     canonical = f"{name}({','.join(non_default)})" if non_default else name
     if canonical in _CACHE:
         return _CACHE[canonical]
@@ -226,10 +249,19 @@ def load(spec: str) -> GameInfo:
     # A module holding several games gives each its own ``facts_<StateClass>``.
     facts_fn = getattr(module, f"facts_{gdef.state_class}", None) or module.facts
     facts = facts_fn(params)
+    if ft is not None:
+        facts["score_kind"] = FT_KINDS[ft]
     info = GameInfo(definition=gdef, params=params, spec=canonical, **facts)
     info._cls = cls
     _CACHE[canonical] = info
     return info
+
+
+def own_score_kind(info: GameInfo) -> int:
+    """The terminal evaluation a game has without ``ft`` (``FT_PARAM``) in its spec."""
+    name, raw = parse_spec(info.spec)
+    raw.pop(FT_PARAM, None)
+    return load(f"{name}({','.join(f'{k}={v}' for k, v in raw.items())})" if raw else name).score_kind
 
 
 def new_state(spec: str) -> State:

@@ -57,3 +57,32 @@ def test_facts_record():
     f = games.load("tic_tac_toe").facts()
     assert f["num_actions"] == 9 and f["max_plies"] == 9 and f["planes_shape"] == [3, 3, 2]
     assert f["terminal_evaluation"] == "additive depth" and f["version"] == 1
+
+
+def test_the_terminal_evaluation_of_a_depth_scored_game_is_a_spec_option():
+    """``ft=additive|multiplicative`` in a spec chooses f_t for any game scored by depth: the
+    canonical spec keeps it only when it is not the game's own; a game scored by its own margin
+    refuses it, as does an unknown form; the states of each spec end with that f_t."""
+    import random
+    from games.registry import own_score_kind
+    add, mul = games.load("havannah(base=4,ft=additive)"), games.load("havannah(base=4)")
+    assert (add.spec, add.score_kind, mul.score_kind) == ("havannah(base=4,ft=additive)", 0, 1)
+    assert games.load("havannah(ft=multiplicative,base=4)") is mul
+    assert games.load("breakthrough(rows=6,cols=6,ft=additive)").spec == "breakthrough(rows=6,cols=6)"
+    assert games.load("tic_tac_toe(ft=multiplicative)").score_kind == 1
+    assert own_score_kind(add) == 1 and add.facts()["terminal_evaluation"] == "additive depth"
+    for spec, says in (("reversi(size=6,ft=additive)", "game's own margin"),
+                       ("havannah(ft=linear)", "one of additive, multiplicative")):
+        with pytest.raises(InvalidGameSpecError, match=says):
+            games.load(spec)
+    ends = []
+    for info in (add, mul):
+        rng, s = random.Random(3), info.new_state()
+        while not s.is_game_over():
+            s.push(rng.choice(s.legal_actions_list()))
+        ends.append((s.ply, s.outcome()))
+    (p, a), (q, m) = ends
+    P = add.max_plies
+    assert p == q and a.binary == m.binary != 0
+    assert a.score == pytest.approx(a.binary * (P - p + 1) / P)
+    assert m.score == pytest.approx(m.binary * P ** (-p / P))

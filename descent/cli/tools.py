@@ -32,7 +32,8 @@ def _state(spec: str, position: str | None, moves: str | None = None):
 def games_cmd(names, as_json):
     """List the games, their parameters and facts (optionally only NAMES, which may be specs)."""
     import games  # lazy: CLI start-up (each command loads only its own modules)
-    from games.registry import SCORE_KINDS  # lazy: CLI start-up (each command loads only its own modules)
+    # lazy: CLI start-up (each command loads only its own modules)
+    from games.registry import FT_KINDS, FT_PARAM, SCORE_KINDS, own_score_kind
     specs = names or games.names()
     records = []
     for spec in specs:
@@ -47,6 +48,9 @@ def games_cmd(names, as_json):
         click.echo(f"  {d.summary}")
         for p in d.params:
             click.echo(f"  param  {p.describe()}")
+        if info.score_kind in FT_KINDS.values():
+            click.echo(f"  param  {FT_PARAM}: the terminal evaluation, "
+                       f"{' or '.join(FT_KINDS)} depth (default: {SCORE_KINDS[own_score_kind(info)]})")
         h, w, c = info.planes_shape
         click.echo(f"  players {info.players[0]} (first), {info.players[1]}; actions {info.num_actions}; "
                    f"ply cap {info.max_plies}; planes {h}x{w}x{c}; symmetries {len(info.symmetries)}; "
