@@ -67,10 +67,14 @@ OS_SOLVE = True
 OPENSPIEL = {
     "breakthrough(rows=6,cols=6)": ("breakthrough", {"rows": 6, "columns": 6}),
     "havannah(base=4)": ("havannah", {"board_size": 4, "swap": True}),
+    "havannah(base=5)": ("havannah", {"board_size": 5, "swap": True}),
+    "havannah(base=6)": ("havannah", {"board_size": 6, "swap": True}),
+    "havannah(base=8)": ("havannah", {"board_size": 8, "swap": True}),
     "reversi(size=6)": None,
 }
 SLUGS = {"breakthrough(rows=6,cols=6)": "breakthrough-6x6", "havannah(base=4)": "havannah-base4",
-         "reversi(size=6)": "reversi-6x6"}
+         "havannah(base=5)": "havannah-base5-ladder", "havannah(base=6)": "havannah-base6-ladder",
+         "havannah(base=8)": "havannah-base8", "reversi(size=6)": "reversi-6x6"}
 
 
 class LadderMismatch(RuntimeError):
