@@ -18,10 +18,11 @@ Two phases, both at the same clock for both sides (default 60 s + 0.5 s):
   the fix; its time is still taken from its clock), seats alternating, each pair of games from the same
   seeded random opening (``--opening-plies``): the score of the clock-spending engine.
 
-Figures are medians over the games (a game's figure is the median over its moves). A measure of time
-on a shared machine, so a benchmark, not a test:
+A game's figure is the median over its moves, a run's the median over its games, and the figures
+reported are the medians over ``--runs`` runs (scores: each run's mean score, then the median; the
+game counts are summed). A measure of time on a shared machine, so a benchmark, not a test:
 
-    .venv/bin/python -m bench.bench_engine_clock --fsf-games 2 --fixed-games 8 \\
+    .venv/bin/python -m bench.bench_engine_clock --runs 3 --fsf-games 2 --fixed-games 4 \\
         --json bench/results_engine_clock.json
 """
 from __future__ import annotations
@@ -39,7 +40,7 @@ import threading
 import time
 
 import games
-from bench.harness import machine, read_results, write_results
+from bench.harness import machine, write_results
 from descent.protocols import variants_ini
 
 GAME = "breakthrough(rows=6,cols=6)"
@@ -172,6 +173,7 @@ def main() -> None:
     ap.add_argument("--fsf-games", type=int, default=2)
     ap.add_argument("--fixed-games", type=int, default=8)
     ap.add_argument("--opening-plies", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=3, help="Repeats of both phases (figures: medians over runs).")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
@@ -190,41 +192,54 @@ def main() -> None:
             line.append(m)
         return line
 
-    if args.fsf_games:
-        d = Engine("descent", ours)
-        f = Engine("fairy-stockfish", [fsf_path], {"VariantPath": variants_ini(), "Threads": 1})
-        played = []
-        for g in range(args.fsf_games):
-            seats = (d, f) if g % 2 == 0 else (f, d)
-            played.append(play(seats, set(), args.base, args.inc, []))
-            print(json.dumps(played[-1]), flush=True)
-        d.close()
-        f.close()
-        out["fsf"] = {"games": played, "descent": summary(played, "descent"),
-                      "fairy-stockfish": summary(played, "fairy-stockfish")}
-    if args.fixed_games:
-        a = Engine("descent-clock", ours)
-        b = Engine("descent-fixed", ours)
-        played = []
-        line: list[str] = []
-        for g in range(args.fixed_games):
-            if g % 2 == 0:
-                line = opening()
-            seats = (a, b) if g % 2 == 0 else (b, a)
-            played.append(play(seats, {seats.index(b)}, args.base, args.inc, line))
-            print(json.dumps(played[-1]), flush=True)
-        a.close()
-        b.close()
-        out["fixed"] = {"games": played, "descent-clock": summary(played, "descent-clock"),
-                        "descent-fixed": summary(played, "descent-fixed")}
+    runs = []
+    for _ in range(args.runs):
+        one: dict = {}
+        if args.fsf_games:
+            d = Engine("descent", ours)
+            f = Engine("fairy-stockfish", [fsf_path], {"VariantPath": variants_ini(), "Threads": 1})
+            played = []
+            for g in range(args.fsf_games):
+                seats = (d, f) if g % 2 == 0 else (f, d)
+                played.append(play(seats, set(), args.base, args.inc, []))
+                print(json.dumps(played[-1]), flush=True)
+            d.close()
+            f.close()
+            one["fsf"] = {"games": played, "descent": summary(played, "descent"),
+                          "fairy-stockfish": summary(played, "fairy-stockfish")}
+        if args.fixed_games:
+            a = Engine("descent-clock", ours)
+            b = Engine("descent-fixed", ours)
+            played = []
+            line: list[str] = []
+            for g in range(args.fixed_games):
+                if g % 2 == 0:
+                    line = opening()
+                seats = (a, b) if g % 2 == 0 else (b, a)
+                played.append(play(seats, {seats.index(b)}, args.base, args.inc, line))
+                print(json.dumps(played[-1]), flush=True)
+            a.close()
+            b.close()
+            one["fixed"] = {"games": played, "descent-clock": summary(played, "descent-clock"),
+                            "descent-fixed": summary(played, "descent-fixed")}
+        runs.append(one)
+    out["runs"] = runs
+    # over the runs: the median of each run's figure (a run's figure is the median over its games)
+    out["median_over_runs"] = {}
+    for phase, names in (("fsf", ("descent", "fairy-stockfish")), ("fixed", ("descent-clock", "descent-fixed"))):
+        if phase not in runs[0]:
+            continue
+        out["median_over_runs"][phase] = {
+            n: {k: statistics.median(r[phase][n][k] for r in runs)
+                for k in ("score", "median_share_per_move", "median_seconds_per_move", "median_clock_used")}
+            for n in names}
+        for n in names:
+            out["median_over_runs"][phase][n].update(
+                {k: sum(r[phase][n][k] for r in runs) for k in ("games", "wins", "flags", "moves", "moves_with_score")})
     out["load_average_end"] = os.getloadavg()[0]
-    for k in ("fsf", "fixed"):
-        if k in out:
-            print(k, json.dumps({n: v for n, v in out[k].items() if n != "games"}, indent=1))
+    print(json.dumps(out["median_over_runs"], indent=1))
     if args.json:
-        old = read_results(args.json) or {}
-        old.update(out)
-        write_results(args.json, old)
+        write_results(args.json, out)
 
 
 if __name__ == "__main__":
