@@ -5,7 +5,8 @@ move it sends the engine to move ``position startpos moves ...`` and ``go wtime 
 I``, times the answer from ``go`` to ``bestmove``, takes that from the mover's clock and adds the
 increment; an answer after the clock ran out loses the game (a flag). Every move is checked with our
 rules (``parse_move``). Breakthrough 6x6, the game whose shipped network plays the ``strongest`` level
-at 40 iterations a move (the setting behind issue 58's "0.05-0.11 s a move at 60 s + 0.5 s").
+at 40 iterations a move (which, before the engine spent a clock, used 0.05-0.11 s a move of a
+60 s + 0.5 s clock).
 
 Two phases, both at the same clock for both sides (default 60 s + 0.5 s):
 
