@@ -134,22 +134,30 @@ def per_pair(rows) -> list[dict]:
     return out
 
 
-def outcomes(rows) -> list[str]:
-    """What each cell's games ended in, for reading a balancing method's behaviour: the median
-    length (plies) of its wins, draws and losses, and the median terminal value (f_t, the balanced
-    player's view) of its wins and losses: a late win of small value against an early one."""
+def _cells(rows) -> list[tuple[tuple, list]]:
+    """The rows grouped by cell (opponent, its budget, game, algorithm, budget), in the tables'
+    order."""
     groups: dict = {}
     for r in rows:
         opp, ob = _opponent(r)
         groups.setdefault((opp, ob, r["game"], r["algorithm"], r["budget"]), []).append(r)
-    out = []
+    return sorted(groups.items(), key=lambda kv: _order(kv[0]))
 
-    def med(xs):
-        return statistics.median(xs) if xs else None
+
+def _median(xs):
+    return statistics.median(xs) if xs else None
+
+
+def outcomes(rows) -> list[str]:
+    """What each cell's games ended in, for reading a balancing method's behaviour: the median
+    length (plies) of its wins, draws and losses, and the median terminal value (f_t, the balanced
+    player's view) of its wins and losses: a late win of small value against an early one."""
+    out = []
+    med = _median
 
     def show(x, fmt):
         return "-" if x is None else format(x, fmt)
-    for cell, rs in sorted(groups.items(), key=lambda kv: _order(kv[0])):
+    for cell, rs in _cells(rows):
         opp, ob, game, alg, budget = cell
         by = {k: [r for r in rs if (r["a_result"] > 0, r["a_result"] == 0, r["a_result"] < 0)[i]]
               for i, k in enumerate(("win", "draw", "loss"))}
@@ -187,15 +195,9 @@ def decided(rows) -> list[dict]:
     before the end, the median first such ply, the median game length of those games and the
     median of ply / length per game, and of the moves whose root was a proven win, how many chose
     a proven-winning move. Cells without any recorded game are left out."""
-    groups: dict = {}
-    for r in rows:
-        opp, ob = _opponent(r)
-        groups.setdefault((opp, ob, r["game"], r["algorithm"], r["budget"]), []).append(r)
     out = []
-
-    def med(xs):
-        return statistics.median(xs) if xs else None
-    for cell, rs in sorted(groups.items(), key=lambda kv: _order(kv[0])):
+    med = _median
+    for cell, rs in _cells(rows):
         notes = [(r, _proof_of(r)) for r in rs]
         recorded = [(r, n) for r, n in notes if n is not None]
         if not recorded:

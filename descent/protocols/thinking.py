@@ -80,22 +80,24 @@ def _budget_opts(agent) -> dict:
     return base.opts if base is not None and type(agent).__name__ == "GaussianAgent" else agent.opts
 
 
-def _growable(agent):
-    """The best-first search whose tree the agent's moves come from, or None."""
-    if type(agent) is BestFirstAgent:
+def _search_of(agent, kind):
+    """The search of an agent of class ``kind`` (itself, or the base of a Gaussian agent) whose
+    moves the agent plays, or None."""
+    if type(agent) is kind:
         return agent.search
-    if type(agent) is GaussianAgent and type(agent.base) is BestFirstAgent:
+    if type(agent) is GaussianAgent and type(agent.base) is kind:
         return agent.base.search
     return None
+
+
+def _growable(agent):
+    """The best-first search whose tree the agent's moves come from, or None."""
+    return _search_of(agent, BestFirstAgent)
 
 
 def _deepening(agent):
     """The alpha-beta search the agent's moves come from (deepened a depth a call), or None."""
-    if type(agent) is AlphaBetaAgent:
-        return agent.search
-    if type(agent) is GaussianAgent and type(agent.base) is AlphaBetaAgent:
-        return agent.base.search
-    return None
+    return _search_of(agent, AlphaBetaAgent)
 
 
 def _decide(agent, search, state) -> int:
