@@ -33,3 +33,10 @@ class WrongGameError(InvalidPositionError):
 
 class GameOverError(InvalidPositionError):
     """A move asked of an agent in a position where the game is over."""
+
+
+class PluginError(GameError):
+    """A game written in Python (``module:Class`` or an entry point of the ``descent.games`` group)
+    that cannot be used: it does not import, lacks a method, or gives facts, actions or planes that
+    break the game protocol (``games.protocol``); or one of its methods raised during play. The
+    message names the plugin and the problem in one line."""

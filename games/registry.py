@@ -70,6 +70,7 @@ class GameDef:
     params: tuple[Param, ...] = ()
     version: int = 1                 # changes only when the game's behaviour changes
     check: Callable[[dict], None] | None = None   # cross-parameter validation
+    game_class: Any = None           # a game written in Python (games.protocol, games.plugins)
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -142,14 +143,25 @@ def names() -> list[str]:
 
 
 def definition(name: str) -> GameDef:
+    """The definition of a built-in game, else of a game written in Python (``module:Class`` or an
+    entry point of the ``descent.games`` group: ``games.plugins``)."""
     try:
         return _GAMES[name]
     except (KeyError, TypeError):       # TypeError: an unhashable name (a list)
-        raise UnknownGameError(
-            f"unknown game {name!r} (known games: {', '.join(names())})") from None
+        pass
+    if isinstance(name, str):
+        from games import plugins  # lazy: plugins imports this module (and entry points cost a scan)
+        found = plugins.find(name)
+        if found is not None:
+            return found
+    raise UnknownGameError(
+        f"unknown game {name!r} (known games: {', '.join(names())}; or a game written in Python: "
+        f"module:Class, or a descent.games entry point)") from None
 
 
-_SPEC = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$", re.S)
+# NAME, or module:Class of a game written in Python (games.plugins)
+_SPEC = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*(?:(?:\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*)?)"
+                   r"\s*(?:\((.*)\))?\s*$", re.S)
 _ITEM = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([^=]+?)\s*$")
 
 
@@ -246,9 +258,13 @@ def load(spec: str) -> GameInfo:
             f"{name}: the compiled engine {gdef.module} cannot be imported ({exc}); build it with "
             f"`pip install -e .` in the repository") from None
     cls = getattr(module, gdef.state_class)
-    # A module holding several games gives each its own ``facts_<StateClass>``.
-    facts_fn = getattr(module, f"facts_{gdef.state_class}", None) or module.facts
-    facts = facts_fn(params)
+    if gdef.game_class is not None:     # a game written in Python: its facts are its instance's
+        from games.plugins import plugin_facts  # lazy: plugins imports this module
+        facts = plugin_facts(gdef, params)
+    else:
+        # A module holding several games gives each its own ``facts_<StateClass>``.
+        facts_fn = getattr(module, f"facts_{gdef.state_class}", None) or module.facts
+        facts = facts_fn(params)
     if ft is not None:
         facts["score_kind"] = FT_KINDS[ft]
     info = GameInfo(definition=gdef, params=params, spec=canonical, **facts)

@@ -1,5 +1,5 @@
-"""The tool commands: ``games``, ``perft``, ``show``, ``random-match``, ``tour``, ``algorithms``,
-and the checkpoints of runs: ``checkpoints``, ``ship``.
+"""The tool commands: ``games``, ``check-game``, ``perft``, ``show``, ``random-match``, ``tour``,
+``algorithms``, and the checkpoints of runs: ``checkpoints``, ``ship``.
 """
 from __future__ import annotations
 
@@ -34,17 +34,30 @@ def games_cmd(names, as_json):
     import games  # lazy: CLI start-up (each command loads only its own modules)
     # lazy: CLI start-up (each command loads only its own modules)
     from games.registry import FT_KINDS, FT_PARAM, SCORE_KINDS, own_score_kind
-    specs = names or games.names()
+    from games.plugins import installed  # lazy: CLI start-up (each command loads only its own modules)
+    specs = list(names or games.names())
+    broken = []              # installed plugin games that cannot be used: listed, never fatal
+    if not names:
+        for name, target, err in installed():
+            if name in specs:
+                broken.append((name, target, "its name is a built-in game's (rename the entry point)"))
+            elif err is not None:
+                broken.append((name, target, str(err)))
+            else:
+                specs.append(name)
     records = []
     for spec in specs:
         info = games.load(spec)
         records.append((info, info.facts()))
     if as_json:
-        click.echo(json.dumps([f for _, f in records], indent=2))
+        click.echo(json.dumps([f for _, f in records]
+                              + [{"plugin": name, "target": target, "error": why} for name, target, why in broken],
+                              indent=2))
         return
     for info, _f in records:
         d = info.definition
-        click.echo(f"{info.spec}  (version {d.version})")
+        plugin = f"; written in Python: {info.extra['plugin']}" if "plugin" in info.extra else ""
+        click.echo(f"{info.spec}  (version {d.version}{plugin})")
         click.echo(f"  {d.summary}")
         for p in d.params:
             click.echo(f"  param  {p.describe()}")
@@ -55,6 +68,35 @@ def games_cmd(names, as_json):
         click.echo(f"  players {info.players[0]} (first), {info.players[1]}; actions {info.num_actions}; "
                    f"ply cap {info.max_plies}; planes {h}x{w}x{c}; symmetries {len(info.symmetries)}; "
                    f"terminal evaluation: {SCORE_KINDS[info.score_kind]}")
+    for name, target, why in broken:
+        click.echo(f"plugin {name} ({target}) is broken: {why}")
+
+
+@cli.command("check-game")
+@click.argument("game")
+@click.option("--games", "n_games", type=IntRange(1, 100_000), default=20, show_default=True,
+              help="Random games to play.")
+@seed_option
+@click.option("--depth", type=IntRange(1, 8), default=3, show_default=True, help="Perft depth.")
+def check_game(game, n_games, seed, depth):
+    """Run the conformance suite on a game (a game written in Python: module:Class): random games
+    checked against undo and copies, hashes, terminal states, planes, symmetries, text round trips
+    and perft. Exit status 1 when a check fails, each failure with the moves that show it."""
+    # lazy: CLI start-up (each command loads only its own modules)
+    from games.conformance import CHECKS, check_game as run_checks
+    report = run_checks(game, n_games=n_games, seed=seed, depth=depth)
+    click.echo(f"check-game {report.spec}: {n_games} random games (seed {seed}), perft to depth {depth}")
+    failed = {f.check: f for f in report.failures}
+    done = dict(report.results)
+    for name, _ in CHECKS:
+        if name in failed:
+            click.echo(f"  FAIL  {failed[name]}")
+        else:
+            click.echo(f"  ok    {name}: {done[name]}")
+    n = len(report.failures)
+    click.echo(f"{len(CHECKS) - n} of {len(CHECKS)} checks passed" + (f", {n} failed" if n else ""))
+    if n:
+        raise SystemExit(1)
 
 
 @cli.command()

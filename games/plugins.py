@@ -1,0 +1,193 @@
+"""Games written in Python (``games.protocol``), found by name: ``module:Class`` or an entry point.
+
+A spec whose name is ``module:Class`` (``examples.connect_four:ConnectFour``, with parameters
+``examples.connect_four:ConnectFour(rows=5)``) imports the class (the current directory is on the
+import path, as for ``python -m``); any other name that is not a built-in game is looked up in the
+entry point group ``descent.games`` of the installed packages (the entry point's name is the game's
+name, its value ``module:Class``). The class is checked once (``check_class``), and its facts read
+from an instance (``plugin_facts``); a problem is one ``PluginError`` line naming the plugin.
+``games.registry`` calls ``find`` for a name it does not know; ``installed`` lists the entry points
+for ``descent games``.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import inspect
+import numbers
+import os
+import re
+import sys
+from typing import Any
+
+import numpy as np
+
+from games import validate
+from games.errors import GameError, PluginError
+from games.protocol import REQUIRED_METHODS, TERMINAL_EVALUATIONS, Game
+from games.registry import GameDef, Param
+
+GROUP = "descent.games"
+ADAPTER_MODULE, ADAPTER_CLASS = "games.python_game", "PythonGameState"
+TARGET = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$", re.ASCII)
+
+_FOUND: dict[str, GameDef] = {}
+
+
+def is_target(name: str) -> bool:
+    """Whether ``name`` is a ``module:Class`` reference."""
+    return isinstance(name, str) and TARGET.fullmatch(name) is not None
+
+
+def entry_points() -> dict[str, str]:
+    """The ``descent.games`` entry points of the installed packages: name -> ``module:Class``."""
+    out: dict[str, str] = {}
+    for ep in importlib.metadata.entry_points(group=GROUP):
+        out.setdefault(ep.name, ep.value)
+    return out
+
+
+def _import(target: str, label: str) -> type:
+    module_name, _, attr = target.partition(":")
+    here = os.getcwd()
+    if here not in sys.path and "" not in sys.path:
+        sys.path.append(here)            # `module:Class` names a module of the current directory
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:             # an ImportError, or an error of the module's own code
+        raise PluginError(validate.one_line(
+            f"{label}: cannot import {module_name} ({type(exc).__name__}: {exc})")) from None
+    cls = getattr(module, attr, None)
+    if cls is None:
+        raise PluginError(f"{label}: module {module_name} has no {attr!r}")
+    if not inspect.isclass(cls):
+        raise PluginError(f"{label}: {target} is not a class")
+    return cls
+
+
+def _params(cls: type, label: str) -> tuple[Param, ...]:
+    raw = getattr(cls, "params", {}) or {}
+    if isinstance(raw, dict):
+        out = []
+        for name, value in raw.items():
+            default, help_text = value if isinstance(value, tuple) and len(value) == 2 else (value, "")
+            if (not (isinstance(name, str) and name.isidentifier()) or not isinstance(help_text, str)
+                    or not isinstance(default, (bool, int, float, str))):
+                raise PluginError(f"{label}: params must map names to int, float, bool or str defaults "
+                                  f"(or (default, help) pairs), got {name!r}: {value!r:.40}")
+            out.append(Param(name, type(default), default, help_text or "a parameter of the game"))
+        return tuple(out)
+    if isinstance(raw, (tuple, list)) and all(isinstance(p, Param) for p in raw):
+        return tuple(raw)
+    raise PluginError(f"{label}: params must be a dict {{name: default}} or a tuple of games.registry.Param")
+
+
+def check_class(cls: type, label: str) -> None:
+    """Refuse a class that lacks a method of the protocol (``PluginError``)."""
+    missing = [m for m in REQUIRED_METHODS
+               if not callable(getattr(cls, m, None)) or getattr(cls, m) is getattr(Game, m, None)]
+    if missing:
+        raise PluginError(f"{label}: missing method{'s' if len(missing) > 1 else ''} "
+                          f"{', '.join(missing)} (games.protocol.Game)")
+
+
+def definition_for(name: str) -> GameDef:
+    """The ``GameDef`` of the plugin game ``name`` (``module:Class`` or an entry point's name):
+    ``PluginError`` when it cannot be used, ``KeyError`` when it is neither."""
+    if name in _FOUND:
+        return _FOUND[name]
+    if is_target(name):
+        target, label = name, name
+    else:
+        eps = entry_points()
+        if name not in eps:
+            raise KeyError(name)
+        target, label = eps[name], f"plugin {name} ({eps[name]})"
+        if not is_target(target):
+            raise PluginError(f"{label}: the entry point must be module:Class")
+    cls = _import(target, label)
+    check_class(cls, label)
+    doc = (inspect.getdoc(cls) or "").strip()
+    summary = validate.one_line(doc.split("\n\n", 1)[0]) if doc else f"a game written in Python ({target})"
+    version = getattr(cls, "version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise PluginError(f"{label}: version must be a positive int, got {version!r:.40}")
+    gdef = GameDef(name=name, module=ADAPTER_MODULE, state_class=ADAPTER_CLASS, summary=summary,
+                   params=_params(cls, label), version=version, game_class=cls)
+    _FOUND[name] = gdef
+    return gdef
+
+
+def find(name: str) -> GameDef | None:
+    """The plugin game ``name``, or None when no plugin has that name (``PluginError`` for one that
+    is broken)."""
+    try:
+        return definition_for(name)
+    except KeyError:
+        return None
+
+
+def _int_fact(g: Any, fact: str, label: str, lo: int, hi: int, default: int | None = None) -> int:
+    v = getattr(g, fact, default)
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not lo <= v <= hi:
+        raise PluginError(f"{label}: {fact} must be an int in [{lo}, {hi}], got {v!r:.40}")
+    return int(v)
+
+
+def plugin_facts(gdef: GameDef, params: dict) -> dict:
+    """The facts of a plugin game at ``params``, read from its initial position and checked."""
+    label = gdef.name
+    try:
+        g = gdef.game_class(**params)
+    except Exception as exc:
+        raise PluginError(validate.one_line(
+            f"{label}: creating the initial position raised {type(exc).__name__}: {exc}")) from None
+    num_actions = _int_fact(g, "num_actions", label, 1, 2 ** 31 - 1)
+    max_plies = _int_fact(g, "max_plies", label, 1, 10 ** 6)
+    max_legal = _int_fact(g, "max_legal", label, 0, num_actions, 0)
+    shape = getattr(g, "planes_shape", None)
+    if (not isinstance(shape, (tuple, list)) or len(shape) != 3
+            or not all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 4096 for x in shape)):
+        raise PluginError(f"{label}: planes_shape must be (H, W, C), three positive ints, got {shape!r:.60}")
+    players = getattr(g, "players", ("first", "second"))
+    if (not isinstance(players, (tuple, list)) or len(players) != 2 or not all(isinstance(p, str) and p
+                                                                             for p in players)
+            or players[0] == players[1]):
+        raise PluginError(f"{label}: players must be two different names, got {players!r:.60}")
+    syms = getattr(g, "symmetries", (0,))
+    if (not isinstance(syms, (tuple, list)) or 0 not in syms or len(set(syms)) != len(syms)
+            or not all(type(s) is int and 0 <= s < 8 for s in syms)):
+        raise PluginError(f"{label}: symmetries must be distinct ids of games.symmetry (0..7) with 0, "
+                          f"got {syms!r:.60}")
+    if len(syms) > 1 and not callable(getattr(g, "transform_action", None)):
+        raise PluginError(f"{label}: symmetries {tuple(syms)} need a transform_action method")
+    if shape[0] != shape[1] and any(s in (1, 3, 6, 7) for s in syms):
+        raise PluginError(f"{label}: symmetries {tuple(syms)}: 1, 3, 6 and 7 need square planes, not {tuple(shape)}")
+    kind = getattr(g, "terminal_evaluation", "additive")
+    if kind not in TERMINAL_EVALUATIONS:
+        raise PluginError(f"{label}: terminal_evaluation must be one of {', '.join(TERMINAL_EVALUATIONS)}, "
+                          f"got {kind!r:.40}")
+    try:
+        x = np.asarray(g.encode())
+    except Exception as exc:
+        raise PluginError(validate.one_line(f"{label}: encode() raised {type(exc).__name__}: {exc}")) from None
+    if x.shape != tuple(shape):
+        raise PluginError(f"{label}: encode() gives planes shaped {x.shape}, not planes_shape {tuple(shape)}")
+    return dict(players=tuple(players), num_actions=num_actions, max_plies=max_plies,
+                planes_shape=tuple(shape), symmetries=tuple(syms), score_kind=TERMINAL_EVALUATIONS[kind],
+                max_legal=max_legal, extra={"plugin": gdef.name if is_target(gdef.name) else
+                                            entry_points().get(gdef.name, gdef.name)})
+
+
+def installed() -> list[tuple[str, str, GameError | None]]:
+    """(name, ``module:Class``, the error or None) of each ``descent.games`` entry point, sorted; a
+    broken one is listed with its error, never raised."""
+    out: list[tuple[str, str, GameError | None]] = []
+    for name, target in sorted(entry_points().items()):
+        try:
+            definition_for(name)
+            err = None
+        except GameError as exc:
+            err = exc
+        out.append((name, target, err))
+    return out
