@@ -119,6 +119,14 @@ def default_config_path(game: str) -> Path:
     return CONFIG_DIR / f"{games.parse_spec(game)[0]}.toml"
 
 
+def default_config(spec: str) -> dict[str, dict[str, Any]]:
+    """Every section at the schema's defaults, for the game ``spec``: the config of a game written
+    in Python (``games.plugins``) that has no ``configs/<game>.toml``."""
+    out = {section: {k: key.default for k, key in keys.items()} for section, keys in SCHEMA.items()}
+    out["game"]["spec"] = games.load(spec).spec
+    return out
+
+
 def read_toml(path: str | Path, what: str, error=None) -> tuple[Path, dict]:
     """(the checked path, the parsed table) of a TOML file: the one TOML reader of the project
     (config files here, experiment files in ``descent.experiment``). Any failure is ``error``

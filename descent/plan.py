@@ -31,7 +31,7 @@ import games
 from training import layout
 from training.actors import resolve_actors
 from training.run import default_run_dir, record_milestones, recorded_config, run_training, runtime_config
-from descent.config import (ConfigError, check_config_game, default_config_path, load_config,
+from descent.config import (ConfigError, check_config_game, default_config, default_config_path, load_config,
                             parse_duration, parse_durations)
 from descent.distributed import ray_runner
 
@@ -128,10 +128,17 @@ def build_plan(game: str, *, config: str | Path | None = None, population: int |
     """The checked plan of a training (the module's rule); ``runtime``: runtime options given on
     the command line (None values are not given), set over the config's ``[run]`` keys;
     ``min_games``: the budget's floor of finished games of each member (None: the config's)."""
-    spec = games.load(game).spec
+    info = games.load(game)
+    spec = info.spec
     cfg_path = Path(config) if config is not None else default_config_path(spec)
-    cfg = load_config(cfg_path)
-    notes = list(check_config_game(cfg, cfg_path, spec))
+    if config is None and info.definition.game_class is not None and not cfg_path.exists():
+        # a game written in Python without a config file: the schema's defaults
+        cfg, cfg_path = default_config(spec), Path("(defaults)")
+        notes = [f"note: no config file for {spec}: the default settings (docs/options.md; --config FILE "
+                 f"to change them)"]
+    else:
+        cfg = load_config(cfg_path)
+        notes = list(check_config_game(cfg, cfg_path, spec))
     cfg["run"].update({k: v for k, v in (runtime or {}).items() if v is not None})
     run_cfg = cfg["run"]
     budget_text = budget if budget is not None else run_cfg["budget"]

@@ -129,7 +129,7 @@ def find(name: str) -> GameDef | None:
 
 def _int_fact(g: Any, fact: str, label: str, lo: int, hi: int, default: int | None = None) -> int:
     v = getattr(g, fact, default)
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not lo <= v <= hi:
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not lo <= int(v) <= hi:
         raise PluginError(f"{label}: {fact} must be an int in [{lo}, {hi}], got {v!r:.40}")
     return int(v)
 

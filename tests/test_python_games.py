@@ -282,3 +282,12 @@ def test_check_game_fails_broken_games_with_the_reason_and_the_moves(variant, ch
 def test_check_game_of_a_broken_plugin_is_one_line():
     code, out = run("check-game", f"{HERE}:NoEncode")
     assert code == 2 and out.startswith("Error: test_python_games:NoEncode: missing methods")
+
+
+def test_a_python_game_without_a_config_file_trains_with_the_default_settings(tmp_path):
+    from descent.config import SCHEMA
+    from descent.plan import build_plan
+    plan = build_plan(C4, population=1, budget="20s", milestones="10s,20s", out=tmp_path / "run")
+    assert plan.game == C4 and str(plan.config_path) == "(defaults)" and "no config file" in plan.notes[0]
+    assert plan.cfg["game"]["spec"] == C4
+    assert plan.cfg["network"] == {k: key.default for k, key in SCHEMA["network"].items()}
