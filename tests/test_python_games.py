@@ -291,3 +291,10 @@ def test_a_python_game_without_a_config_file_trains_with_the_default_settings(tm
     assert plan.game == C4 and str(plan.config_path) == "(defaults)" and "no config file" in plan.notes[0]
     assert plan.cfg["game"]["spec"] == C4
     assert plan.cfg["network"] == {k: key.default for k, key in SCHEMA["network"].items()}
+
+
+@pytest.mark.parametrize("spec", ["reversi(size=6)", "breakthrough(rows=6,cols=6)", "havannah(base=4)", "chess",
+                                  "connect6(size=9)", "tapatan", "five_field_kono", "tsoro_yematatu"])
+def test_check_game_passes_the_compiled_engines(spec):
+    report = check_game(spec, n_games=2, seed=1, depth=2)
+    assert report.ok, [str(f) for f in report.failures]
