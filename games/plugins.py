@@ -103,6 +103,8 @@ def definition_for(name: str) -> GameDef:
         if name not in eps:
             raise KeyError(name)
         target, label = eps[name], f"plugin {name} ({eps[name]})"
+        if not name.isidentifier() or not name.isascii():
+            raise PluginError(f"{label}: the entry point's name must be an identifier (letters, digits, _)")
         if not is_target(target):
             raise PluginError(f"{label}: the entry point must be module:Class")
     cls = _import(target, label)

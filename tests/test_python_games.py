@@ -239,12 +239,14 @@ def test_entry_point_plugins_listed_and_a_broken_one_named(tmp_path):
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-descent-plugins\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text(
         "[descent.games]\nfour = examples.connect_four:ConnectFour\n"
-        "broken = no_such_module_zz.sub:Game\nhalf = test_python_games:NoEncode\n")
+        "broken = no_such_module_zz.sub:Game\nhalf = test_python_games:NoEncode\n"
+        "bad-name = examples.connect_four:ConnectFour\ntic_tac_toe = examples.connect_four:ConnectFour\n")
     r = descent("games", extra_path=[tmp_path])
     assert r.returncode == 0, r.stderr
     assert "tic_tac_toe" in r.stdout and "four  (version 1; written in Python: examples.connect_four:ConnectFour)" in r.stdout
-    assert "plugin broken (no_such_module_zz.sub:Game) is broken: plugin broken (no_such_module_zz.sub:Game): " \
-           "cannot import no_such_module_zz.sub" in r.stdout
+    assert "plugin broken (no_such_module_zz.sub:Game) is broken: cannot import no_such_module_zz.sub" in r.stdout
+    assert "plugin bad-name (examples.connect_four:ConnectFour) is broken: the entry point's name must be" in r.stdout
+    assert "plugin tic_tac_toe (examples.connect_four:ConnectFour) is broken: its name is a built-in" in r.stdout
     assert "plugin half (test_python_games:NoEncode) is broken: " in r.stdout and "missing methods" in r.stdout
     r = descent("games", "broken", extra_path=[tmp_path])
     assert r.returncode == 2 and r.stderr.startswith("Error: plugin broken") and r.stderr.count("\n") == 1

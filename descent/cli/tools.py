@@ -11,6 +11,7 @@ import click
 import numpy as np
 
 from games import validate
+from games.errors import GameError, PluginError
 from descent.cli.options import (COUNT, IntRange, UserError, calibration_budget_options, cli, load_game,
                                   seed_option)
 
@@ -36,19 +37,24 @@ def games_cmd(names, as_json):
     from games.registry import FT_KINDS, FT_PARAM, SCORE_KINDS, own_score_kind
     from games.plugins import installed  # lazy: CLI start-up (each command loads only its own modules)
     specs = list(names or games.names())
-    broken = []              # installed plugin games that cannot be used: listed, never fatal
-    if not names:
-        for name, target, err in installed():
-            if name in specs:
-                broken.append((name, target, "its name is a built-in game's (rename the entry point)"))
-            elif err is not None:
-                broken.append((name, target, str(err)))
-            else:
-                specs.append(name)
     records = []
     for spec in specs:
         info = games.load(spec)
         records.append((info, info.facts()))
+    broken = []              # installed plugin games that cannot be used: listed, never fatal
+    for name, target, err in (installed() if not names else []):
+        if name in specs:
+            err = PluginError("its name is a built-in game's (rename the entry point)")
+        if err is None:
+            try:
+                info = games.load(name)
+                records.append((info, info.facts()))
+            except GameError as exc:
+                err = exc
+        if err is not None:
+            label = f"plugin {name} ({target}): "
+            why = str(err)[len(label):] if str(err).startswith(label) else str(err)
+            broken.append((name, target, why))
     if as_json:
         click.echo(json.dumps([f for _, f in records]
                               + [{"plugin": name, "target": target, "error": why} for name, target, why in broken],
