@@ -103,10 +103,10 @@ cdef class PythonGameState(State):
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 err = exc
             else:
-                why = str(exc) if isinstance(exc, _Violation) else f"raised {type(exc).__name__}: {exc}"
+                # a violation's message names the method; an exception is named with the call
+                why = str(exc) if isinstance(exc, _Violation) else f"{where} raised {type(exc).__name__}: {exc}"
                 moves = " ".join(map(str, self.moves)) or "none"
-                err = PluginError(validate.one_line(
-                    f"{self.label}: {where} {why} (after the actions {moves})"))
+                err = PluginError(validate.one_line(f"{self.label}: {why} (after the actions {moves})"))
             if not _PENDING:
                 _PENDING.append(err)
         except BaseException:
@@ -258,8 +258,28 @@ cdef class PythonGameState(State):
 
     def push(self, action) -> None:
         raise_pending()
-        State.push(self, action)
+        try:
+            State.push(self, action)
+        except GameError:
+            raise_pending()            # the game's own error first (an illegal move may follow from it)
+            raise
         raise_pending()
+
+    def parse_move(self, text) -> int:
+        raise_pending()
+        try:
+            a = State.parse_move(self, text)
+        except GameError:
+            raise_pending()
+            raise
+        raise_pending()
+        return a
+
+    def is_legal(self, action) -> bool:
+        raise_pending()
+        ok = State.is_legal(self, action)
+        raise_pending()
+        return ok
 
     def pop(self) -> int:
         raise_pending()
