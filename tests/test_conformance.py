@@ -7,6 +7,7 @@ import pytest
 
 import games
 from games._state import perft, random_games
+from games.conformance import check_game
 from games.errors import IllegalMoveError, InvalidMoveError, InvalidPositionError
 from games.symmetry import transform_planes
 
@@ -376,3 +377,10 @@ def _child(s, a):
     c = s.copy()
     c.push(a)
     return c
+
+
+def test_the_check_game_suite_passes(spec):
+    """``descent check-game`` (games/conformance.py, the suite a game author runs) passes every
+    registered game: the suite checks what this file checks, through the same State contract."""
+    report = check_game(spec, n_games=2, seed=0, depth=2)
+    assert report.ok, [str(f) for f in report.failures]
