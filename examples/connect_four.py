@@ -102,7 +102,7 @@ class ConnectFour(Game):
         return self.columns - 1 - action if sym == 4 else action
 
     def copy(self) -> ConnectFour:
-        c = object.__new__(ConnectFour)
+        c = object.__new__(type(self))
         c.__dict__.update(self.__dict__)
         c.board = [row[:] for row in self.board]
         c.heights = self.heights[:]

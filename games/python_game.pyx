@@ -14,8 +14,9 @@ vtable calls as a compiled engine: no algorithm has a second code path.
   (unsorted or out-of-range actions, planes of another shape, a player other than 0 or 1), is kept
   as a one-line ``PluginError`` naming the game, the method and the moves played, and the state is
   made a finished draw so that the search winds down. The next Python call on a state of a Python
-  game (``push``, ``pop``, ``legal_actions_list``, ``copy``, ``encode_planes``, ``outcome`` ...) raises
-  it; ``raise_pending()`` does so explicitly.
+  game (``push``, ``pop``, ``legal_actions_list``, ``copy``, ``encode_planes``, ``outcome`` ...), or
+  the next new state (self-play's next game, a search's copy of its root), raises it;
+  ``raise_pending()`` does so explicitly.
 * Position text: ``start`` followed by the moves from the initial position in the game's notation
   (``start d d e``); ``set_position`` replays them.
 """
@@ -72,6 +73,9 @@ cdef class PythonGameState(State):
     """A position of a game written in Python (``games.protocol``); see the module docstring."""
 
     def __init__(self, info):
+        # a new state (a new self-play game, a search's copy of its root) is made with the GIL in
+        # code that passes exceptions on: the place where a pending error reaches self-play
+        raise_pending()
         self._init_base(info)
         self.label = info.spec
         self.snapshots = []
@@ -274,6 +278,19 @@ cdef class PythonGameState(State):
             raise
         raise_pending()
         return a
+
+    def move_to_str(self, action) -> str:
+        raise_pending()
+        try:
+            t = State.move_to_str(self, action)
+        except GameError:
+            raise_pending()
+            raise
+        return t
+
+    def position(self) -> str:
+        raise_pending()
+        return State.position(self)
 
     def is_legal(self, action) -> bool:
         raise_pending()
