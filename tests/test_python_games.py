@@ -18,6 +18,7 @@ from games._state import State, perft, random_games
 from games.conformance import check_game
 from games.errors import IllegalMoveError, InvalidMoveError, InvalidPositionError, PluginError, UnknownGameError
 from games.protocol import Game
+from search_ext import selfplay
 
 ROOT = Path(__file__).resolve().parent.parent
 C4 = "examples.connect_four:ConnectFour"
@@ -84,6 +85,13 @@ class Exploding(ConnectFour):
         if self.plies >= 9:
             raise RuntimeError("boom")
         super().apply(action)
+
+
+class Stuck(ConnectFour):
+    """Connect Four without a legal move after four stones, the game going on."""
+
+    def legal_actions(self):
+        return [] if self.plies == 4 else super().legal_actions()
 
 
 class CopyOnly(ConnectFour):
@@ -188,6 +196,19 @@ def test_an_error_inside_the_search_is_one_line_at_the_next_call():
     line = out.strip().splitlines()[-1]
     assert line.startswith("Error: ") and "apply(" in line and "RuntimeError: boom" in line
     assert "Traceback" not in out
+
+
+def test_self_play_of_a_broken_game_stops_with_its_error():
+    pool = selfplay.SelfPlayPool(games.load(f"{HERE}:Stuck"), lambda b: np.zeros(len(b), dtype=np.float32),
+                                 iterations=10, games_in_flight=1)
+    seeds = iter(range(1, 4))
+
+    def new_game():
+        seed = next(seeds, None)
+        return None if seed is None else (seed, 0.5, -1.0, 0.0)
+
+    with pytest.raises(PluginError, match="legal_actions\\(\\) is empty in a position that is not over"):
+        pool.run(new_game, lambda g: None)
 
 
 # ---- naming -----------------------------------------------------------------------------------------
