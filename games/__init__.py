@@ -8,6 +8,7 @@
 from games.errors import (GameError, GameOverError, IllegalMoveError, InvalidGameSpecError,
                           InvalidMoveError, InvalidPositionError, UnknownGameError, WrongGameError)
 from games.registry import GameDef, GameInfo, Param, load, names, new_state, parse_spec, register
+from games import plugins  # noqa: F401  (finds the games written in Python: module:Class, entry points)
 
 register(GameDef(
     name="tic_tac_toe", module="games.tic_tac_toe", state_class="TicTacToeState",

@@ -6,8 +6,8 @@ import path, as for ``python -m``); any other name that is not a built-in game i
 entry point group ``descent.games`` of the installed packages (the entry point's name is the game's
 name, its value ``module:Class``). The class is checked once (``check_class``), and its facts read
 from an instance (``plugin_facts``); a problem is one ``PluginError`` line naming the plugin.
-``games.registry`` calls ``find`` for a name it does not know; ``installed`` lists the entry points
-for ``descent games``.
+``games.registry`` calls ``find`` for a name it does not know (this module adds it as a finder when
+``games`` is imported); ``installed`` lists the entry points for ``descent games``.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import numbers
 import os
 import re
 import sys
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,7 @@ import numpy as np
 from games import validate
 from games.errors import GameError, PluginError
 from games.protocol import REQUIRED_METHODS, TERMINAL_EVALUATIONS, Game
-from games.registry import GameDef, Param
+from games.registry import GameDef, Param, add_finder
 
 GROUP = "descent.games"
 ADAPTER_MODULE, ADAPTER_CLASS = "games.python_game", "PythonGameState"
@@ -115,7 +116,8 @@ def definition_for(name: str) -> GameDef:
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise PluginError(f"{label}: version must be a positive int, got {version!r:.40}")
     gdef = GameDef(name=name, module=ADAPTER_MODULE, state_class=ADAPTER_CLASS, summary=summary,
-                   params=_params(cls, label), version=version, game_class=cls)
+                   params=_params(cls, label), version=version, game_class=cls,
+                   facts=partial(plugin_facts, name, cls))
     _FOUND[name] = gdef
     return gdef
 
@@ -136,11 +138,12 @@ def _int_fact(g: Any, fact: str, label: str, lo: int, hi: int, default: int | No
     return int(v)
 
 
-def plugin_facts(gdef: GameDef, params: dict) -> dict:
-    """The facts of a plugin game at ``params``, read from its initial position and checked."""
-    label = gdef.name
+def plugin_facts(name: str, cls: type, params: dict) -> dict:
+    """The facts of the plugin game ``name`` (class ``cls``) at ``params``, read from its initial
+    position and checked."""
+    label = name
     try:
-        g = gdef.game_class(**params)
+        g = cls(**params)
     except Exception as exc:
         raise PluginError(validate.one_line(
             f"{label}: creating the initial position raised {type(exc).__name__}: {exc}")) from None
@@ -177,8 +180,7 @@ def plugin_facts(gdef: GameDef, params: dict) -> dict:
         raise PluginError(f"{label}: encode() gives planes shaped {x.shape}, not planes_shape {tuple(shape)}")
     return dict(players=tuple(players), num_actions=num_actions, max_plies=max_plies,
                 planes_shape=tuple(shape), symmetries=tuple(syms), score_kind=TERMINAL_EVALUATIONS[kind],
-                max_legal=max_legal, extra={"plugin": gdef.name if is_target(gdef.name) else
-                                            entry_points().get(gdef.name, gdef.name)})
+                max_legal=max_legal, extra={"plugin": name if is_target(name) else entry_points().get(name, name)})
 
 
 def installed() -> list[tuple[str, str, GameError | None]]:
@@ -193,3 +195,6 @@ def installed() -> list[tuple[str, str, GameError | None]]:
             err = exc
         out.append((name, target, err))
     return out
+
+
+add_finder(find)

@@ -71,6 +71,7 @@ class GameDef:
     version: int = 1                 # changes only when the game's behaviour changes
     check: Callable[[dict], None] | None = None   # cross-parameter validation
     game_class: Any = None           # a game written in Python (games.protocol, games.plugins)
+    facts: Callable[[dict], dict] | None = None   # its facts at given parameters (else the module's)
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -137,6 +138,17 @@ def register(definition: GameDef) -> GameDef:
     return definition
 
 
+# Where a name that is not a built-in game is looked up: ``games.plugins`` adds the finder of the
+# games written in Python (``module:Class``, ``descent.games`` entry points) when ``games`` is imported.
+_FINDERS: list[Callable[[str], GameDef | None]] = []
+
+
+def add_finder(finder: Callable[[str], GameDef | None]) -> None:
+    """Look up names that are not built-in games with ``finder`` (None: not its name)."""
+    if finder not in _FINDERS:
+        _FINDERS.append(finder)
+
+
 def names() -> list[str]:
     """The registered game names, sorted."""
     return sorted(_GAMES)
@@ -150,10 +162,10 @@ def definition(name: str) -> GameDef:
     except (KeyError, TypeError):       # TypeError: an unhashable name (a list)
         pass
     if isinstance(name, str):
-        from games import plugins  # lazy: plugins imports this module (and entry points cost a scan)
-        found = plugins.find(name)
-        if found is not None:
-            return found
+        for finder in _FINDERS:
+            found = finder(name)
+            if found is not None:
+                return found
     raise UnknownGameError(
         f"unknown game {name!r} (known games: {', '.join(names())}; or a game written in Python: "
         f"module:Class, or a descent.games entry point)") from None
@@ -258,9 +270,8 @@ def load(spec: str) -> GameInfo:
             f"{name}: the compiled engine {gdef.module} cannot be imported ({exc}); build it with "
             f"`pip install -e .` in the repository") from None
     cls = getattr(module, gdef.state_class)
-    if gdef.game_class is not None:     # a game written in Python: its facts are its instance's
-        from games.plugins import plugin_facts  # lazy: plugins imports this module
-        facts = plugin_facts(gdef, params)
+    if gdef.facts is not None:          # a game written in Python: its facts are its instance's
+        facts = gdef.facts(params)
     else:
         # A module holding several games gives each its own ``facts_<StateClass>``.
         facts_fn = getattr(module, f"facts_{gdef.state_class}", None) or module.facts
