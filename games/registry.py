@@ -145,6 +145,8 @@ _FINDERS: list[Callable[[str], GameDef | None]] = []
 
 def add_finder(finder: Callable[[str], GameDef | None]) -> None:
     """Look up names that are not built-in games with ``finder`` (None: not its name)."""
+    if not callable(finder):
+        raise GameError(f"a game finder must be callable, got {finder!r:.60}")
     if finder not in _FINDERS:
         _FINDERS.append(finder)
 
