@@ -286,8 +286,12 @@ def load(spec: str) -> GameInfo:
     return info
 
 
-def own_score_kind(info: GameInfo) -> int:
-    """The terminal evaluation a game has without ``ft`` (``FT_PARAM``) in its spec."""
+def own_score_kind(game: GameInfo | str) -> int:
+    """The terminal evaluation a game (a ``GameInfo`` or a spec) has without ``ft`` (``FT_PARAM``)
+    in its spec. ``GameError`` as ``load`` raises it for a bad spec."""
+    info = load(game) if isinstance(game, (GameInfo, str)) else None
+    if info is None:
+        raise InvalidGameSpecError(f"a game spec or GameInfo, not {type(game).__name__}")
     name, raw = parse_spec(info.spec)
     raw.pop(FT_PARAM, None)
     return load(f"{name}({','.join(f'{k}={v}' for k, v in raw.items())})" if raw else name).score_kind
