@@ -33,6 +33,29 @@ ADAPTER_MODULE, ADAPTER_CLASS = "games.python_game", "PythonGameState"
 TARGET = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$", re.ASCII)
 
 _FOUND: dict[str, GameDef] = {}
+# ``module:Class`` names that may be imported, or None (any: the Python API, whose caller chose the
+# name). The command line sets it to the names its own arguments hold (``restrict_ad_hoc``), so a
+# spec read from a file (a checkpoint's metadata, a results database, a request to the page) never
+# imports a module: loading files never executes code. Entry points (installed packages) are
+# always found.
+_AD_HOC: set[str] | None = None
+
+
+def restrict_ad_hoc(allowed) -> None:
+    """Import ``module:Class`` games only for the names in ``allowed`` (None: any)."""
+    global _AD_HOC
+    _AD_HOC = None if allowed is None else {str(a) for a in allowed}
+
+
+def ad_hoc_allowed() -> set[str] | None:
+    """The ``module:Class`` names that may be imported now (None: any)."""
+    return None if _AD_HOC is None else set(_AD_HOC)
+
+
+def ad_hoc_names(args) -> set[str]:
+    """The ``module:Class`` names that the texts ``args`` (command-line arguments) hold."""
+    return {m.group(0) for a in args if isinstance(a, str)
+            for m in re.finditer(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*", a)}
 
 
 def is_target(name: str) -> bool:
@@ -99,6 +122,9 @@ def definition_for(name: str) -> GameDef:
         return _FOUND[name]
     if is_target(name):
         target, label = name, name
+        if _AD_HOC is not None and name not in _AD_HOC:
+            raise PluginError(f"{name}: a game module named by a file or a request is not imported "
+                              f"(name it on the command line, or install it as a {GROUP} entry point)")
     else:
         eps = entry_points()
         if name not in eps:

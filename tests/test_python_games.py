@@ -321,3 +321,31 @@ def test_a_python_game_without_a_config_file_trains_with_the_default_settings(tm
 def test_check_game_passes_the_compiled_engines(spec):
     report = check_game(spec, n_games=2, seed=1, depth=2)
     assert report.ok, [str(f) for f in report.failures]
+
+
+def test_a_game_module_named_by_a_file_is_never_imported(tmp_path, monkeypatch):
+    """Loading files never executes code: once the command line restricts ad hoc names to its own
+    arguments (``plugins.restrict_ad_hoc``, set by ``descent``'s group for every command), a
+    ``module:Class`` spec read from a file (a checkpoint's metadata, a results database, a request)
+    is refused in one line, and its module is not imported (it would have left a marker)."""
+    from games import plugins
+    marker = tmp_path / "imported"
+    (tmp_path / "side_effect_game.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\nclass G:\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(plugins, "_AD_HOC", None)
+    plugins.restrict_ad_hoc(plugins.ad_hoc_names(["match", "examples.connect_four:ConnectFour(rows=5)",
+                                                  "--first", "minimax:iterations=5"]))
+    with pytest.raises(PluginError, match="named by a file or a request is not imported"):
+        games.load("side_effect_game:G")
+    assert not marker.exists() and "side_effect_game" not in sys.modules
+    assert games.load("examples.connect_four:ConnectFour(rows=5)").num_actions == 7
+    # the command line: a checkpoint-like file naming the module does not import it either
+    spec_file = tmp_path / "spec.txt"
+    spec_file.write_text("side_effect_game:G")
+    r = CliRunner().invoke(cli, ["games", "tic_tac_toe"])
+    assert r.exit_code == 0
+    with pytest.raises(PluginError):
+        games.load(spec_file.read_text())
+    assert not marker.exists()
+    plugins.restrict_ad_hoc(None)

@@ -23,9 +23,22 @@ class DescentGroup(click.Group):
         for arg in args:            # (a shell cannot pass one; an API caller can)
             if isinstance(arg, str) and "\x00" in arg:
                 raise UserError(f"argument {arg!r} contains a NUL character")
+        ctx.meta["descent.argv"] = [a for a in args if isinstance(a, str)]
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx):
+        # a game written in Python (``module:Class``) is imported only when this command line names
+        # it, never because a file or a request does (games.plugins.restrict_ad_hoc); the previous
+        # rule comes back after the command (an API caller invoking the CLI in its own process)
+        from games import plugins  # lazy: CLI start-up (each command loads only its own modules)
+        before = plugins.ad_hoc_allowed()
+        plugins.restrict_ad_hoc(plugins.ad_hoc_names(ctx.meta.get("descent.argv", [])))
+        try:
+            return self._invoke(ctx)
+        finally:
+            plugins.restrict_ad_hoc(before)
+
+    def _invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except GameError as exc:
