@@ -289,7 +289,7 @@ def load(spec: str) -> GameInfo:
 def own_score_kind(game: GameInfo | str) -> int:
     """The terminal evaluation a game (a ``GameInfo`` or a spec) has without ``ft`` (``FT_PARAM``)
     in its spec. ``GameError`` as ``load`` raises it for a bad spec."""
-    info = load(game) if isinstance(game, (GameInfo, str)) else None
+    info = game if isinstance(game, GameInfo) else load(game) if isinstance(game, str) else None
     if info is None:
         raise InvalidGameSpecError(f"a game spec or GameInfo, not {type(game).__name__}")
     name, raw = parse_spec(info.spec)

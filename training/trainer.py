@@ -447,12 +447,6 @@ class _Progress:
         with self._lock:
             return self.train_seconds >= budget and self.games >= min_games
 
-    def spent(self, budget: float, min_games: int, now: float) -> bool:
-        """Whether the budget is spent at ``perf_counter()`` ``now``: its time, counting the time
-        since the last counted game, and the floor of ``min_games`` counted games."""
-        with self._lock:
-            return self.train_seconds + (now - self.clock) >= budget and self.games >= min_games
-
 
 def _finite(x) -> float | None:
     """``x`` if it is a finite number, else None (log lines and metadata hold no NaN)."""
@@ -664,8 +658,11 @@ class MemberTrainer:
         flight then stop at once instead of overrunning the budget by up to a game's length), and
         once the floor of ``min_games`` finished games is reached (until then the games in flight
         play on)."""
-        return (self.learner.error is not None
-                or self.progress.spent(self.job.budget, self.job.min_games, time.perf_counter()))
+        if self.learner.error is not None:
+            return True
+        trained, since = self.progress.timing()       # read together (never a torn update)
+        return (trained + (time.perf_counter() - since) >= self.job.budget
+                and (not self.job.min_games or self.progress.games_counted() >= self.job.min_games))
 
     def on_game(self, g: dict) -> None:
         g["e"] = g.get("tag", 0.0)
