@@ -234,11 +234,7 @@ def format_decided(cells) -> list[str]:
 
 
 def write_decided_csv(cells, path: Path) -> None:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=DECIDED_FIELDS, extrasaction="ignore", lineterminator="\n")
-    w.writeheader()
-    w.writerows(cells)
-    _atomic_bytes(path, buf.getvalue().encode())
+    _write_rows(cells, DECIDED_FIELDS, path)
 
 
 def format_pairs(pairs) -> list[str]:
@@ -536,18 +532,19 @@ def read_report_csv(path) -> list[dict]:
 
 
 def write_csv(records, path: Path) -> None:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
-    w.writeheader()
-    w.writerows([{**r, **_stats_columns(r)} for r in records])
-    _atomic_bytes(path, buf.getvalue().encode())
+    _write_rows([{**r, **_stats_columns(r)} for r in records], CSV_FIELDS, path)
 
 
 def write_pairs_csv(pairs, path: Path) -> None:
+    _write_rows(pairs, PAIR_FIELDS, path)
+
+
+def _write_rows(rows, fields, path: Path) -> None:
+    """A CSV of ``rows`` (dicts) with the columns ``fields``, written atomically."""
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=PAIR_FIELDS, extrasaction="ignore", lineterminator="\n")
+    w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
-    w.writerows(pairs)
+    w.writerows(rows)
     _atomic_bytes(path, buf.getvalue().encode())
 
 

@@ -44,3 +44,13 @@ def pytest_collection_modifyitems(config, items):
     missing = set(games.names()) - names
     if missing:
         raise pytest.UsageError(f"tests/conftest.py GAME_SPECS lacks registered games: {sorted(missing)}")
+
+
+@pytest.fixture(scope="module")
+def serve_data_dir(tmp_path_factory):
+    """For the page's tests: the games file (descent.web.store) and the profiles in a folder of
+    the test module's own (``DESCENT_DATA_DIR``)."""
+    path = tmp_path_factory.mktemp("data")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DESCENT_DATA_DIR", str(path))
+        yield path

@@ -28,17 +28,11 @@ from tests.conftest import GAME_SPECS  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def data_dir(tmp_path_factory):
-    """The games file (descent.web.store) and the profiles in a folder of the test's own."""
-    path = tmp_path_factory.mktemp("data")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DESCENT_DATA_DIR", str(path))
-        yield path
+pytestmark = pytest.mark.usefixtures("serve_data_dir")   # (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")
-def app(data_dir):
+def app(serve_data_dir):
     application = create_app(iterations=30, max_games=64)
     with TestClient(application) as client:
         yield client
@@ -522,7 +516,7 @@ def _no_paths(text: str, *more) -> None:
         assert bit not in text, (bit, text[:2000])
 
 
-def test_no_path_of_the_server_reaches_a_player(data_dir):
+def test_no_path_of_the_server_reaches_a_player(serve_data_dir):
     """Every level's new game, its view after a move, the game list, the start page's list, the
     record and the errors: no path of the server, nor a file name of its networks, in any answer."""
     rated = "reversi(size=6)"
@@ -545,7 +539,7 @@ def test_no_path_of_the_server_reaches_a_player(data_dir):
         answers += [c.post("/api/new", json={"game": "tic_tac_toe", "level": "adaptive", "player": "../x"}).text,
                     c.get("/api/game/" + "y" * 30).text]
     for text in answers:
-        _no_paths(text, data_dir)
+        _no_paths(text, serve_data_dir)
 
 
 def test_the_error_of_a_fault_deep_inside_names_no_path(app):

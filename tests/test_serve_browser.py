@@ -37,24 +37,16 @@ def _find(*names):
 
 CHROMIUM = _find("/usr/bin/chromium", "chromium", "chromium-browser")
 DRIVER = _find("/usr/bin/chromedriver", "chromedriver")
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.skipif(
     not (CHROMIUM and DRIVER),
     reason="no system Chromium and chromedriver (apt install chromium chromium-driver); "
-           "this test never downloads a browser")
+           "this test never downloads a browser"),
+    pytest.mark.usefixtures("serve_data_dir")]        # (tests/conftest.py)
 WAIT = 180          # seconds: loading a network and the computer's moves on a busy machine
 
 
-@pytest.fixture(scope="module", autouse=True)
-def data_dir(tmp_path_factory):
-    """The games file (descent.web.store) and the profiles in a folder of the test's own."""
-    path = tmp_path_factory.mktemp("data")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DESCENT_DATA_DIR", str(path))
-        yield path
-
-
 @pytest.fixture(scope="module")
-def server(data_dir):
+def server(serve_data_dir):
     yield from _serve(create_app(iterations=20))
 
 
