@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from games import validate
+from games import openspiel, validate
 from games.errors import GameError, PluginError
 from games.protocol import REQUIRED_METHODS, TERMINAL_EVALUATIONS, Game
 from games.registry import GameDef, Param, add_finder
@@ -120,6 +120,8 @@ def definition_for(name: str) -> GameDef:
     ``PluginError`` when it cannot be used, ``KeyError`` when it is neither."""
     if name in _FOUND:
         return _FOUND[name]
+    if openspiel.is_openspiel(name):      # OpenSpiel's games: no module of the user's is imported
+        return openspiel.definition_for(name)
     if is_target(name):
         target, label = name, name
         if _AD_HOC is not None and name not in _AD_HOC:

@@ -29,10 +29,19 @@ def _state(spec: str, position: str | None, moves: str | None = None):
 
 @cli.command("games")
 @click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON.")
+@click.option("--openspiel", "list_openspiel", is_flag=True,
+              help="List the OpenSpiel games descent plays (openspiel:NAME), one a line.")
 @click.argument("names", nargs=-1)
-def games_cmd(names, as_json):
+def games_cmd(names, as_json, list_openspiel):
     """List the games, their parameters and facts (optionally only NAMES, which may be specs)."""
     import games  # lazy: CLI start-up (each command loads only its own modules)
+    from games import openspiel  # lazy: CLI start-up (each command loads only its own modules)
+    if list_openspiel:
+        found = openspiel.available()
+        if not found:
+            raise click.ClickException(f"OpenSpiel is not installed: {openspiel.INSTALL}")
+        click.echo("\n".join(found))
+        return
     # lazy: CLI start-up (each command loads only its own modules)
     from games.registry import FT_KINDS, FT_PARAM, SCORE_KINDS, own_score_kind
     from games.plugins import installed  # lazy: CLI start-up (each command loads only its own modules)
@@ -62,7 +71,8 @@ def games_cmd(names, as_json):
         return
     for info, _f in records:
         d = info.definition
-        plugin = f"; written in Python: {info.extra['plugin']}" if "plugin" in info.extra else ""
+        plugin = (f"; written in Python: {info.extra['plugin']}" if "plugin" in info.extra
+                  else f"; OpenSpiel's {info.extra['openspiel']}" if "openspiel" in info.extra else "")
         click.echo(f"{info.spec}  (version {d.version}{plugin})")
         click.echo(f"  {d.summary}")
         for p in d.params:
@@ -76,6 +86,10 @@ def games_cmd(names, as_json):
                    f"terminal evaluation: {SCORE_KINDS[info.score_kind]}")
     for name, target, why in broken:
         click.echo(f"plugin {name} ({target}) is broken: {why}")
+    n_spiel = len(openspiel.available()) if not names else 0
+    if n_spiel:
+        click.echo(f"openspiel:NAME  {n_spiel} games from OpenSpiel, e.g. openspiel:connect_four "
+                   f"(`descent games --openspiel` lists them)")
 
 
 @cli.command("check-game")
