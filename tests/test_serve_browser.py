@@ -6,6 +6,7 @@ Needs the Debian packages ``chromium`` and ``chromium-driver`` (``apt install ch
 chromium-driver``) and Selenium (the test extra); skips with the reason otherwise. No browser or
 driver is ever downloaded: both are given by path, and Selenium Manager is told to stay offline.
 """
+import importlib.util
 import os
 import shutil
 import socket
@@ -416,3 +417,42 @@ def test_a_restarted_server_brings_the_game_back_in_the_browser(browser, tmp_pat
         square(browser, legal(browser)[0]).click()
         WebDriverWait(browser, WAIT).until(lambda d: plies(d) >= 3)
         assert not error_text(browser)
+
+
+# ---- a game that is not built in: the generic grid (descent/web/grid.py) --------------------------
+
+def test_a_plugin_game_by_clicks_in_its_columns_and_a_game_of_unknown_geometry_by_its_move_list(browser):
+    """`descent serve --game`: the worked example's Connect Four (a plugin, no network) is drawn as a
+    grid of its planes' size, and a click anywhere in a column drops a stone to the bottom of it;
+    a game whose drawing gives no grid (OpenSpiel's pentago) is played from the list of its moves."""
+    c4 = "examples.connect_four:ConnectFour"
+    named = [c4] + (["openspiel:pentago"] if importlib.util.find_spec("pyspiel") else [])
+    for url in _serve(create_app(iterations=20, named=named)):
+        browser.get(url + "/")
+        WebDriverWait(browser, WAIT).until(lambda d: body(d, "ready") == "1")
+        option = browser.find_element(By.CSS_SELECTOR, f'#game option[value="{c4}"]')
+        assert option.is_selected() and "no network" in option.text     # the named game comes first
+        assert start(browser, url, c4) == "you"
+        assert len(browser.find_elements(By.CSS_SELECTOR, ".sq.plain")) == 42
+        square(browser, "d6").click()          # the top of column d: the stone lands on d1
+        WebDriverWait(browser, WAIT).until(lambda d: plies(d) >= 2)
+        assert settled(browser) == "you" and not error_text(browser)
+        assert square(browser, "d1").get_attribute("data-piece") == "x"
+        assert browser.find_element(By.ID, "record").text.split()[0] == "d"
+        for column in "abcdefgabcdefgabcdefg":      # play on by clicks until the game ends
+            if settled(browser) == "over":
+                break
+            if column in legal(browser):
+                before = plies(browser)
+                square(browser, f"{column}6").click()
+                WebDriverWait(browser, WAIT).until(lambda d, n=before: plies(d) > n)
+        assert settled(browser) == "over" and browser.find_element(By.ID, "result").text
+        if len(named) > 1:
+            assert start(browser, url, "openspiel:pentago") == "you"
+            listed = Select(browser.find_element(By.ID, "move-list"))
+            assert len(listed.options) == len(legal(browser)) == 288
+            listed.select_by_value("c3t")
+            browser.find_element(By.ID, "play-listed").click()
+            WebDriverWait(browser, WAIT).until(lambda d: plies(d) >= 2)
+            assert browser.find_element(By.ID, "record").text.split()[0] == "c3t"
+            assert browser.find_element(By.ID, "drawing-box").get_attribute("open") is not None

@@ -98,9 +98,13 @@ def levels(game, base):
               help="Games in progress at once (a finished or resigned game frees its slot).")
 @click.option("--idle", type=Seconds(), default=600, show_default=True,
               help="Seconds without a request after which a game is closed (an open page asks every minute).")
-def serve(host, port, root, think, iterations, max_games, idle):
+@click.option("--game", "named", multiple=True, metavar="SPEC",
+              help="Offer this game too, network or not (repeat for more): a plugin's (module:Class, an "
+                   "entry point) or OpenSpiel's (openspiel:NAME) on a generic grid board; without a "
+                   "network the computer evaluates by random playouts.")
+def serve(host, port, root, think, iterations, max_games, idle, named):
     """Play in the browser: a local web server with a page to play every game that has a shipped
-    or trained network, at every level of `descent play`."""
+    or trained network, and the games named with --game, at every level of `descent play`."""
     try:
         import uvicorn  # lazy: optional extra
         from descent.web.app import create_app  # lazy: optional extra
@@ -110,8 +114,9 @@ def serve(host, port, root, think, iterations, max_games, idle):
                         f"{install_extra_command('web')}") from None
     if root is not None and not Path(root).is_dir():
         raise UserError(f"--root {root}: no such directory")
+    specs = [load_game(spec).spec for spec in named]       # a bad spec: one line, before anything starts
     app = create_app(root=root, max_games=max_games, time_per_move=think, iterations=iterations,
-                     idle_seconds=idle)
+                     idle_seconds=idle, named=specs)
     try:                 # bound here, so that a port in use is one line, before anything starts
         family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
         sock = socket.socket(family, socket.SOCK_STREAM)

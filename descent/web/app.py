@@ -3,7 +3,8 @@
 ``create_app(...)`` returns a Starlette (ASGI) application; ``descent serve`` runs it with uvicorn.
 
 **What a client may choose.** A game from the server's list (games with a shipped or trained network,
-``available_games``), a level of ``descent.api.LEVELS``, a side, and with the adaptive level a player
+and the games ``descent serve --game SPEC`` names: any game, a plugin's or OpenSpiel's too, drawn on
+a generic grid, ``descent.web.grid``; ``available_games``), a level of ``descent.api.LEVELS``, a side, and with the adaptive level a player
 name (``descent.adaptive.check_player``: the profile file is named by the server from it). The
 network is the server's: ``best_network`` of the game, as for ``descent play``. Nothing a client
 sends is executed or names a file; moves are parsed by the game's own parser.
@@ -47,7 +48,8 @@ never a path of the server's, which error messages are scrubbed of too (``scrub`
 
 The API (JSON bodies and answers):
 
-* ``GET /api/games``: the games offered, each with its levels and their ratings (``level_rating``);
+* ``GET /api/games``: the games offered, each with its levels and their ratings (``level_rating``),
+  and ``network`` (shipped, trained, or null: a game named with ``--game`` that has none);
 * ``GET /api/levels``: the levels with a description;
 * ``POST /api/new`` ``{"game", "level", "side": "first"|"second", "player", "replace"}``: a new game,
   its view (``replace``: a game of the same browser, closed once the new one stands);
@@ -179,15 +181,23 @@ def _rating(rating: dict | None) -> dict | None:
                 at_least=bool(rating.get("at_least")))
 
 
-def available_games(root=None) -> list[dict]:
+def available_games(root=None, named=()) -> list[dict]:
     """The games a person can play: every game with a network shipped in the repository
-    (``descent.shipped``) or trained under ``root`` (``descent checkpoints``), in name order."""
-    found: dict[str, str] = {}
+    (``descent.shipped``) or trained under ``root`` (``descent checkpoints``), in name order, and
+    the games ``named`` (specs: ``descent serve --game``; any game, a plugin's or OpenSpiel's
+    included, with or without a network: ``"network": None`` where it has none, and the computer's
+    leaves are random playouts), marked ``"named": True``. A named game that cannot be loaded raises
+    its ``GameError``; a game of the lists that cannot is left out."""
+    loaded = [games.load(spec) for spec in named]
+    found: dict[str, str | None] = {}
     for _, card in shipped.entries():
         found.setdefault(card["game"], "shipped")
     for row in list_checkpoints(Path(root) if root else DEFAULT_ROOT):
         if row["exists"] and row["games"] and row["game"]:
             found[row["game"]] = "trained"
+    for info in loaded:
+        found.setdefault(info.spec, None)
+    wanted = {info.spec for info in loaded}
     out = []
     for spec in sorted(found):
         try:
@@ -195,7 +205,7 @@ def available_games(root=None) -> list[dict]:
         except GameError:
             continue
         out.append({"spec": info.spec, "name": info.name, "players": list(info.players),
-                    "network": found[spec]})
+                    "network": found[spec], "named": info.spec in wanted})
     return out
 
 
@@ -263,7 +273,7 @@ class Session:
         return self.resigned or self.bot.is_over()
 
     def result(self) -> dict | None:
-        players = board.side_names(self.bot.info.players)
+        players = board.sides(self.bot.info)
         if self.resigned:
             return {"winner": 1 - self.seat, "score": "0-1" if self.seat == 0 else "1-0",
                     "text": f"You resigned: the computer ({players[1 - self.seat]}) wins."}
@@ -289,13 +299,12 @@ class Session:
     def record_text(self) -> str:
         """The game as a text file in the manner of PGN: a header per seat named by the game's own
         name for it (PGN's White and Black for chess), who played it, then the numbered moves."""
-        players = self.bot.info.players
         res = self.result()
         moves = self.bot.record()
         numbered = " ".join(f"{i // 2 + 1}.{m}" if i % 2 == 0 else m for i, m in enumerate(moves))
         who = self.seat_names()
         tags = [("Game", self.bot.info.spec), ("Date", f"{self.started} UTC")]
-        sides = board.side_names(players)
+        sides = board.sides(self.bot.info)
         tags += [(_tag(sides[seat]), who[seat]) for seat in (0, 1)]
         tags += [("Level", self.level), ("Result", res["score"] if res else "*")]
         if self.resigned:
@@ -334,11 +343,11 @@ class Session:
         record = self.bot.record()
         last = None
         if record:
-            last = {"text": record[-1], "squares": board.squares(info.name, record[-1], names),
+            last = {"text": record[-1], "squares": board.last_squares(state, record[-1], names),
                     "by": "you" if self._mover(len(record) - 1) == self.seat else "computer"}
         return {
             "id": self.id, "game": info.spec, "name": info.name, "players": list(info.players),
-            "sides": board.side_names(info.players), "count": board.piece_count(info.name, drawn),
+            "sides": board.sides(info), "count": board.piece_count(info.name, drawn),
             "level": self.level, "player": self.player, "you": self.seat, "to_move": state.to_move,
             "your_turn": your_turn, "over": over, "thinking": self.thinking,
             "board": drawn, "moves": board.moves(state, names) if your_turn else [],
@@ -776,14 +785,18 @@ def open_store(store) -> Store | None:
 
 def create_app(root=None, offered: list[dict] | None = None, max_games: int = MAX_GAMES,
                time_per_move: float | None = None, iterations: int | None = None,
-               idle_seconds: float = IDLE_SECONDS, clock=time.monotonic, store=None) -> Starlette:
+               idle_seconds: float = IDLE_SECONDS, clock=time.monotonic, store=None,
+               named=()) -> Starlette:
     """The ASGI app. ``root``: the folder of the user's runs (default ``checkpoints/``);
-    ``offered``: the games offered (default ``available_games(root)``); ``time_per_move`` /
+    ``offered``: the games offered (default ``available_games(root, named)``; ``named``: game specs
+    offered besides the games with a network, ``descent serve --game``); ``time_per_move`` /
     ``iterations``: the computer's budget per move (default: as ``descent play``, one second, or the
     calibrated budget at the balanced level); ``max_games``: games open at once; ``clock``: the
     seconds idle games are measured in (``time.monotonic``); ``store``: the games file
     (``descent.web.store``; default ``store.default_path()``, in the data directory; False: games
     are kept in memory only)."""
+    if offered is None:
+        offered = available_games(root, named)
     hub = Hub(root, offered, max_games, time_per_move, iterations, idle_seconds, clock, open_store(store))
 
     async def index(request: Request):
@@ -847,8 +860,8 @@ def create_app(root=None, offered: list[dict] | None = None, max_games: int = MA
         async with _in_play(s, turn="person"):
             suggestion = await _think(hub, s, s.bot.hint)
         names = {c["name"] for c in board.view(s.bot.state)["cells"] if c["name"]}
-        return JSONResponse(dict(s.view(), hint={"text": suggestion, "squares": board.squares(
-            s.bot.info.name, suggestion, names)}))
+        return JSONResponse(dict(s.view(), hint={"text": suggestion, "squares": board.move_squares(
+            s.bot.state, suggestion, names)}))
 
     async def undo(request: Request):
         s = await game(request)

@@ -25,6 +25,7 @@ import math
 import re
 
 from games.boardtext import LETTERS
+from descent.web import grid as generic
 
 _LETTER_SQUARE = re.compile(r"[a-z][0-9]{1,2}")
 _NUMBER_SQUARE = re.compile(r"[0-9]{1,3}")
@@ -74,6 +75,20 @@ def side_names(players) -> list[str]:
     return list(players)
 
 
+def sides(info) -> list[str]:
+    """The seats of the game ``info`` as the page names them (``side_names``); a game drawn on the
+    generic grid by its players' names with the colour of their pieces on the page and the
+    character of the drawing ("first (black, b)"), since its names need not say it."""
+    if not generic.is_generic(info):
+        return side_names(info.players)
+    lay = generic.layout(info)
+    out = []
+    for seat, (name, colour) in enumerate(zip(info.players, COLOURS)):
+        mark = lay.main.get(seat)
+        out.append(f"{name} ({colour}, {mark})" if mark and lay.parsed else f"{name} ({colour})")
+    return out
+
+
 def piece_count(game: str, drawn: dict) -> list[int] | None:
     """The pieces of each seat on a drawn board (``view``), for the games of ``COUNTED``; else None."""
     if game not in COUNTED:
@@ -99,6 +114,8 @@ def view(state) -> dict:
     """The drawable board of ``state``: ``shape``, ``width``/``height`` (in cell units),
     ``cells`` (``name``, ``x``, ``y``, ``piece``, ``owner``, ``dark``) and ``lines`` (pairs of cell
     names, for point boards)."""
+    if generic.is_generic(state.game):
+        return generic.view(state)
     game = state.game.name
     cells: list[dict] = []
     lines: list[list[str]] = []
@@ -163,8 +180,25 @@ def squares(game: str, text: str, names: set[str]) -> list[str]:
     return found if found and all(s in names for s in found) else []
 
 
+def move_squares(state, text: str, names: set[str]) -> list[str]:
+    """The cells of the move ``text``, legal in ``state`` (a hint), as the page marks them."""
+    if generic.is_generic(state.game):
+        return generic.squares(state, state.parse_move(text), text)
+    return squares(state.game.name, text, names)
+
+
+def last_squares(state, text: str, names: set[str]) -> list[str]:
+    """The cells of the last move played, ``text``, as the page marks them."""
+    if generic.is_generic(state.game):
+        return generic.last_squares(state)
+    return squares(state.game.name, text, names)
+
+
 def moves(state, names: set[str] | None = None) -> list[dict]:
-    """The legal moves as ``{"text", "squares"}`` (see ``squares``), in the engine's order."""
+    """The legal moves as ``{"text", "squares"}`` (see ``squares``), in the engine's order; on the
+    generic grid also ``area`` (``descent.web.grid.moves``)."""
+    if generic.is_generic(state.game):
+        return generic.moves(state)
     if names is None:
         names = {c["name"] for c in view(state)["cells"] if c["name"]}
     out = []

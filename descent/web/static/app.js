@@ -1,6 +1,8 @@
 // descent serve: the page. Talks to the JSON API of descent/web/app.py; draws the board the server
 // describes (cells with coordinates, names and pieces) and turns clicks into moves in the game's
-// notation: one click for a move naming one square, two (from, to) for a move naming several.
+// notation: one click for a move naming one square, two (from, to) for a move naming several. A game
+// that is not built in comes on a generic grid (descent/web/grid.py): a move may also carry an area (a
+// click anywhere in it plays the move: a column), and where no click gives a move, the moves are listed.
 "use strict";
 
 const SVGNS = "http://www.w3.org/2000/svg";
@@ -16,6 +18,7 @@ let hint = null;        // the last hint
 let busy = false;       // a request is running
 let heartbeat = 60;     // seconds between questions about the open game (/api/games says)
 const ELO = "elo";      // the level select's entry for a rating the person names (game.elo)
+const LIST_AT = 16;     // more moves than this that no click gives: a list to pick from, not buttons
 
 async function api(method, path, body) {
   const init = { method, headers: {} };
@@ -131,11 +134,15 @@ async function init() {
   for (const game of offered) {
     const opt = document.createElement("option");
     opt.value = game.spec;
-    opt.textContent = `${game.spec}${game.network === "trained" ? " (your network)" : ""}`;
+    const note = game.network === "trained" ? " (your network)" : game.network ? "" : " (no network: playouts)";
+    opt.textContent = `${game.spec}${note}`;
     sel.appendChild(opt);
   }
-  if (!offered.length) showError("No game has a network here: train one with `descent train`.");
-  if (offered.some((g) => g.spec === "reversi(size=6)")) sel.value = "reversi(size=6)";
+  if (!offered.length) showError("No game has a network here: train one with `descent train`, or name one "
+                                 + "with `descent serve --game SPEC`.");
+  const named = offered.find((g) => g.named);
+  if (named) sel.value = named.spec;
+  else if (offered.some((g) => g.spec === "reversi(size=6)")) sel.value = "reversi(size=6)";
   sel.addEventListener("change", fillLevels);
   $("level").addEventListener("change", levelChanged);
   $("setup").addEventListener("submit", (ev) => { ev.preventDefault(); newGame(); });
@@ -363,13 +370,17 @@ function clicked(name) {
   if (from.length) { selected = name; render(); return; }
   if (place.length === 1) return play(place[0].text);
   if (place.length > 1) return choose(place);
+  const area = moves.filter((m) => m.area && m.area.includes(name));
+  if (area.length === 1) return play(area[0].text);
+  if (area.length > 1) return choose(area);
   showError(`${name}: not a legal move here.`);
 }
 
 // ---- drawing --------------------------------------------------------------------------------
 
-function glyph(piece, game) {
+function glyph(piece, game, cell) {
   if (!piece) return "";
+  if (cell && cell.glyph) return cell.glyph;
   if (game === "chess") return CHESS[piece.toUpperCase()] || piece;
   if (game === "xiangqi") return piece.toUpperCase();
   if (game === "international_draughts") return piece === piece.toUpperCase() ? "K" : "";
@@ -428,7 +439,7 @@ function drawBoard() {
     if (b.shape === "square") {
       let cls = "sq";
       if (game === "international_draughts") cls += c.dark ? " dark" : " light";
-      else if (PLAIN.includes(game)) cls += " plain";
+      else if (PLAIN.includes(game) || b.generic) cls += " plain";
       else if ((c.x + c.y) % 2 === 1) cls += " alt";
       svg("rect", { x: c.x, y: c.y, width: 1, height: 1, class: cls }, g);
     } else if (b.shape === "hex") {
@@ -468,9 +479,9 @@ function drawBoard() {
       else svg("circle", { cx, cy, r: 0.45, class: "last" }, g);
     }
     if (c.piece) {
-      svg("circle", { cx, cy, r: 0.38, class: `piece p${c.owner}` }, g);
-      const t = glyph(c.piece, game);
-      if (t) svg("text", { x: cx, y: cy + 0.02, class: `glyph p${c.owner}` }, g).textContent = t;
+      svg("circle", { cx, cy, r: 0.38, class: `piece p${c.owner === null ? "n" : c.owner}` }, g);
+      const t = glyph(c.piece, game, c);
+      if (t) svg("text", { x: cx, y: cy + 0.02, class: `glyph p${c.owner === null ? "n" : c.owner}` }, g).textContent = t;
     }
     if (c.name && hintSquares.has(c.name)) svg("circle", { cx, cy, r: 0.44, class: "hinted" }, g);
     if (c.name && c.name === selected) svg("circle", { cx, cy, r: 0.44, class: "selected" }, g);
@@ -511,14 +522,34 @@ function render() {
   const specials = $("specials");
   specials.textContent = "";
   if (playing && state.your_turn) {
-    for (const m of state.moves.filter((x) => x.squares.length === 0)) {
+    // the moves no click gives (a pass; every move where the geometry is unknown): buttons, or a list
+    const unclicked = state.moves.filter((x) => x.squares.length === 0 && !(x.area && x.area.length));
+    if (unclicked.length > LIST_AT) {
+      const sel = document.createElement("select");
+      sel.id = "move-list";
+      sel.setAttribute("aria-label", "legal moves");
+      for (const m of unclicked) {
+        const opt = document.createElement("option");
+        opt.value = m.text;
+        opt.textContent = m.text;
+        sel.appendChild(opt);
+      }
       const b = document.createElement("button");
       b.type = "button";
-      b.textContent = m.text;
-      b.dataset.move = m.text;
-      b.className = "special";
-      b.addEventListener("click", () => play(m.text));
-      specials.appendChild(b);
+      b.id = "play-listed";
+      b.textContent = "Play this move";
+      b.addEventListener("click", () => play(sel.value));
+      specials.append(sel, b);
+    } else {
+      for (const m of unclicked) {
+        const b = document.createElement("button");
+        b.type = "button";
+        b.textContent = m.text;
+        b.dataset.move = m.text;
+        b.className = "special";
+        b.addEventListener("click", () => play(m.text));
+        specials.appendChild(b);
+      }
     }
   }
   document.body.dataset.busy = busy ? "1" : "0";
@@ -548,6 +579,8 @@ function render() {
     rec.appendChild(li);
   }
   $("drawing").textContent = state.drawing;
+  // a generic board whose drawing could not be read shows no pieces: the game's own drawing then
+  if (state.board.generic && !state.board.drawn) $("drawing-box").open = true;
   document.body.dataset.game = state.id;
   document.body.dataset.plies = String(state.record.length);
   document.body.dataset.turn = state.over ? "over" : state.your_turn ? "you" : "computer";
