@@ -211,6 +211,21 @@ def test_self_play_of_a_broken_game_stops_with_its_error():
         pool.run(new_game, lambda g: None)
 
 
+@pytest.mark.parametrize("actors", [[], ["--actors", "2"]], ids=["in-process", "actors"])
+def test_descent_train_of_a_broken_game_stops_with_one_error_line_and_records_no_game(tmp_path, actors):
+    """The trainer raises a Python game's pending error as the game ends (``raise_pending`` in
+    ``on_game``): the broken game is neither counted nor trained on, and ``descent train`` ends with
+    its one ``Error:`` line and status 2; with actor processes too (the actor ends with
+    ``GAME_ERROR_EXIT``, the learner raises its message)."""
+    r = descent("train", f"{HERE}:Stuck", "--population", "1", "--budget", "4s", "--milestones", "2s,4s",
+                "--min-games", "3", "--workers", "1", "--seed", "1", *actors, "--out", str(tmp_path / "run"),
+                cwd=tmp_path)
+    assert r.returncode == 2, r.stdout[-2000:] + r.stderr[-2000:]
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"Error: {HERE}:Stuck: legal_actions() is empty in a position that is not over")
+    assert "Traceback" not in r.stderr and "game 1:" not in r.stdout
+
+
 # ---- naming -----------------------------------------------------------------------------------------
 
 def test_module_class_names_and_their_errors():

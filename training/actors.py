@@ -48,6 +48,8 @@ from typing import Any
 import numpy as np
 
 import games
+from games.errors import GameError
+from games.python_game import raise_pending
 from search_ext import selfplay
 from training import layout
 from training.fileio import CRASH_ENV, atomic_target, clean_temp_files, crash_point, write_json
@@ -176,6 +178,9 @@ def first_seq(inbox: Path, actor: int, counted) -> int:
 
 # ---- an actor -------------------------------------------------------------------------------------
 
+GAME_ERROR_EXIT = 3         # an actor's exit status for an error of the game itself (GameError)
+
+
 @dataclass
 class ActorJob:
     """What an actor process needs (plain data: it travels as JSON)."""
@@ -283,6 +288,7 @@ class Actor:
     def on_game(self, g: dict) -> None:
         """Ship a finished game under the actor's next sequence number: games in flight end in
         any order, and the numbers follow the order they are shipped in (the learner's check)."""
+        raise_pending()         # a Python game's error in this game: the actor stops, it is not shipped
         _, first, _ = g["tag"]
         cpu = time.process_time()
         if self.job.parent > 0 and os.getppid() != self.job.parent:
@@ -359,6 +365,14 @@ def actor_main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)        # the learner stops its actors itself
     try:
         Actor(job, stop=lambda: bool(stopping)).run()
+    except GameError as exc:
+        # the game's own error (a Python game's code, games.python_game): the learner stops the
+        # member with it, in one line (its status file carries the message)
+        with contextlib.suppress(OSError):
+            path = layout.actor_status(layout.member_dir(job.run_dir, job.member), job.actor)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_json(path, {"actor": job.actor, "error": str(exc)})
+        return GAME_ERROR_EXIT
     except Exception as exc:
         print(f"actor {job.actor} of member {job.member}: {type(exc).__name__}: {exc}",
               file=sys.stderr, flush=True)
@@ -372,7 +386,8 @@ class LocalActors:
     """K actor processes of one member on this machine. ``job(actor) -> ActorJob`` makes the job
     of an actor (re)started now (its first sequence number included). ``check()`` restarts an
     actor killed by a signal (its games in flight are lost, its shipped ones are in the inbox) and
-    raises ``RuntimeError`` for one that failed; ``stop()`` ends them all (SIGTERM: the games in
+    raises ``RuntimeError`` for one that failed (a ``GameError`` with its message for one that
+    ended with an error of the game: ``GAME_ERROR_EXIT``); ``stop()`` ends them all (SIGTERM: the games in
     flight are dropped)."""
 
     STOP_SECONDS = 60.0
@@ -401,6 +416,8 @@ class LocalActors:
             rc = p.poll()
             if rc is None:
                 continue
+            if rc == GAME_ERROR_EXIT:
+                raise GameError(self._game_error(a))
             if rc < 0 and self.restarts < self.MAX_RESTARTS:
                 self.restarts += 1
                 self.note(f"actor {a} ended by signal {-rc}; its games in flight are lost, "
@@ -408,6 +425,15 @@ class LocalActors:
                 self._spawn(a, again=True)
             else:
                 raise RuntimeError(f"actor {a} ended with exit status {rc} (its message is above)")
+
+    def _game_error(self, actor: int) -> str:
+        """The game's error an actor ended with (``actor_main``), from its status file."""
+        job = self.job(actor)
+        try:
+            status = json.loads(layout.actor_status(layout.member_dir(job.run_dir, job.member), actor).read_text())
+            return str(status["error"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return f"actor {actor} of member {job.member} ended with an error of the game {job.game}"
 
     def alive(self) -> int:
         return sum(p.poll() is None for p in self.procs.values())

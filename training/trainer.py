@@ -40,6 +40,7 @@ import numpy as np
 from tqdm import tqdm
 
 import games
+from games.python_game import raise_pending
 from games.symmetry import transform_planes
 from search_ext.descent_core import BYTES_PER_STATE
 from search_ext import selfplay  # selfplay.SelfPlayPool read at call time (tests wrap it)
@@ -665,6 +666,7 @@ class MemberTrainer:
                 and (not self.job.min_games or self.progress.games_counted() >= self.job.min_games))
 
     def on_game(self, g: dict) -> None:
+        raise_pending()         # a Python game's error in this game: it stops training, unrecorded
         g["e"] = g.get("tag", 0.0)
         g["network_version"] = self.play_version
         self.learner.submit(g)
