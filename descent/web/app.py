@@ -434,8 +434,10 @@ class Hub:
     def _build(self, spec: str, level: str, player: str | None, seed: int,
                elo: float | None = None) -> Opponent:
         with self._build_lock:
-            return Opponent(spec, level=level, net="best", time=self.time, iterations=self.iterations,
-                            seed=seed, player=player, root=self.root, elo=elo)
+            bot = Opponent(spec, level=level, net="best", time=self.time, iterations=self.iterations,
+                           seed=seed, player=player, root=self.root, elo=elo)
+            board.prepare(bot.info)     # a generic grid is learnt here, in the pool, not on the loop
+            return bot
 
     def _session(self, gid: str, bot: Opponent, seat: int, owner: str, asked: dict, seed: int,
                  started: str | None = None) -> Session:

@@ -75,6 +75,13 @@ def side_names(players) -> list[str]:
     return list(players)
 
 
+def prepare(info) -> None:
+    """Learn the generic grid of a game that is not built in (``descent.web.grid.layout``: a few
+    random games), once, ahead of its first view."""
+    if generic.is_generic(info):
+        generic.layout(info)
+
+
 def sides(info) -> list[str]:
     """The seats of the game ``info`` as the page names them (``side_names``); a game drawn on the
     generic grid by its players' names with the colour of their pieces on the page and the
