@@ -79,6 +79,9 @@ def build_schema(runtime=RuntimeOptions) -> dict[str, dict[str, Key]]:
                            max=1.0),
             "exploration_floor": Key(float, 0.05, "minimum of e = t / T in the ordinal distribution",
                                      min=0.0, max=1.0),
+            "exploration_ceiling": Key(float, 1.0, "maximum of e = t / T in the ordinal distribution "
+                                       "(1: greedy by the end of the budget; below 1 keeps late games "
+                                       "apart)", min=0.0, max=1.0),
             "max_nodes": Key(int, 2_000_000, "memory cap of one game's search tree (states)", min=16,
                              max=2 ** 31 - 1),
             "max_mb": Key(float, 1024.0, "memory cap of one game's search table in megabytes (about 80 "
@@ -184,6 +187,9 @@ def load_config(path: str | Path) -> dict[str, dict[str, Any]]:
         games.load(out["game"]["spec"])
     except GameError as exc:
         raise ConfigError(f"{path}: game.spec: {exc}") from None
+    if out["selfplay"]["exploration_ceiling"] < out["selfplay"]["exploration_floor"]:
+        raise ConfigError(f"{path}: 'selfplay.exploration_ceiling' ({out['selfplay']['exploration_ceiling']}) "
+                          f"is below 'selfplay.exploration_floor' ({out['selfplay']['exploration_floor']})")
     for key in ("budget", "milestones"):
         try:
             (parse_duration if key == "budget" else parse_durations)(out["run"][key])
@@ -252,3 +258,4 @@ def config_ray(game: str) -> str | None:
 def all_configs() -> list[tuple[Path, dict]]:
     """Every config in configs/, validated, sorted by file name."""
     return [(p, load_config(p)) for p in sorted(CONFIG_DIR.glob("*.toml"))]
+

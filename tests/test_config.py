@@ -20,6 +20,8 @@ def test_every_shipped_config_loads():
     ('[tour]\nperft_depth = 2\n', "missing key 'game.spec'"),
     ('[game]\nspec = "reversi(size=5)"\n', "game.spec: reversi: size=5 is not allowed"),
     ('[game\nspec = 1', "not valid TOML"),
+    ('[game]\nspec = "tic_tac_toe"\n[selfplay]\nexploration_floor = 0.5\nexploration_ceiling = 0.4\n',
+     r"'selfplay.exploration_ceiling' \(0.4\) is below 'selfplay.exploration_floor' \(0.5\)"),
 ])
 def test_bad_configs_name_file_and_key(tmp_path, text, fragment):
     p = tmp_path / "bad.toml"
@@ -186,6 +188,28 @@ def test_a_run_started_before_the_new_network_keys_continues(tmp_path):
     other["network"]["kernel"] = 5
     with pytest.raises(RunError, match="another configuration"):
         check_run(tmp_path, "tic_tac_toe", other, 0)
+
+
+def test_the_exploration_ceiling_bounds_e_and_a_run_recorded_before_it_continues(tmp_path):
+    import json
+
+    from training.progress import exploration
+    from training.run import RunError, check_run, training_config
+    sp = {"exploration_floor": 0.05, "exploration_ceiling": 1.0}
+    assert [exploration(sp, t, 100.0) for t in (0.0, 30.0, 100.0, 250.0)] == [0.05, 0.3, 1.0, 1.0]
+    sp["exploration_ceiling"] = 0.8
+    assert [exploration(sp, t, 100.0) for t in (0.0, 30.0, 90.0)] == [0.05, 0.3, 0.8]
+    cfg = training_config(load_config(default_config_path("tic_tac_toe")))
+    assert cfg["selfplay"]["exploration_ceiling"] == 1.0
+    old = json.loads(json.dumps(cfg))
+    del old["selfplay"]["exploration_ceiling"]          # run.json written before the key existed
+    (tmp_path / "run.json").write_text(json.dumps(
+        {"game": "tic_tac_toe", "config": old, "seed": 0, "format": "descent-run-1"}))
+    check_run(tmp_path, "tic_tac_toe", cfg, 0)
+    capped = json.loads(json.dumps(cfg))
+    capped["selfplay"]["exploration_ceiling"] = 0.8
+    with pytest.raises(RunError, match="another configuration"):
+        check_run(tmp_path, "tic_tac_toe", capped, 0)
 
 
 def test_a_rerun_without_config_continues_with_the_recorded_settings(tmp_path):

@@ -55,7 +55,7 @@ from training import layout
 from training.fileio import CRASH_ENV, atomic_target, clean_temp_files, crash_point, write_json
 from training.inference import make_inference
 from training.network import read_network
-from training.progress import ROUNDS
+from training.progress import ROUNDS, exploration
 
 CPUS_ENV = "DESCENT_CPUS"
 POLL_SECONDS = 0.05
@@ -277,7 +277,7 @@ class Actor:
             self.load()
         self.started += 1
         sp = self.job.selfplay
-        e = max(sp["exploration_floor"], min(1.0, self.trained / self.job.budget))
+        e = exploration(sp, self.trained, self.job.budget)
         epsilon = sp["epsilon"] if sp["exploration"] == "epsilon" else -1.0
         # seeded by (member seed, actor, first sequence number of this process, game started):
         # a restarted actor plays new games once it shipped one

@@ -108,3 +108,9 @@ class ProgressReporter:
         if self.report is not None:
             self.report(rec)
         return rec
+
+
+def exploration(selfplay: dict, trained: float, budget: float) -> float:
+    """The ordinal distribution's e for a game started after ``trained`` of ``budget`` seconds of
+    training (docs/ALGORITHMS.md section 5.2): t / T between the [selfplay] floor and ceiling."""
+    return min(selfplay["exploration_ceiling"], max(selfplay["exploration_floor"], min(1.0, trained / budget)))

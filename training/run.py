@@ -174,12 +174,18 @@ def code_provenance() -> dict:
     return {"version": ver, "commit": commit, "dirty": dirty}
 
 
+# [selfplay] keys added after runs were recorded, with the value every earlier run used
+LATER_SELFPLAY = {"exploration_ceiling": 1.0}
+
+
 def with_later_keys(config):
     """A recorded training config with the keys added since it was written filled in with their
     defaults, which are what every earlier run used (the network's kernel sizes, head filters and
-    activation): a run started before they existed continues."""
+    activation; self-play's exploration ceiling): a run started before they existed continues."""
     if isinstance(config, dict) and isinstance(config.get("network"), dict):
         config = dict(config, network={**Architecture().to_meta(), **config["network"]})
+    if isinstance(config, dict) and isinstance(config.get("selfplay"), dict):
+        config = dict(config, selfplay={**LATER_SELFPLAY, **config["selfplay"]})
     return config
 
 

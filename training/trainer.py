@@ -55,7 +55,7 @@ from training.network import (
     CheckpointError, build_model, configure_threads, load_state, make_optimizer, make_train_step,
     save_state, save_weights)
 from training.options import RuntimeOptions
-from training.progress import ROUNDS as PROGRESS_ROUNDS, ProgressReporter
+from training.progress import ROUNDS as PROGRESS_ROUNDS, ProgressReporter, exploration
 from training.replay import ReplayBuffer
 
 SCALARS = ("loss", "games_per_hour", "examples_per_second", "value_error", "exploration_e",
@@ -649,7 +649,7 @@ class MemberTrainer:
             return None
         number, trained = started
         sp = self.cfg["selfplay"]
-        e = max(sp["exploration_floor"], min(1.0, trained / self.job.budget))
+        e = exploration(sp, trained, self.job.budget)
         epsilon = sp["epsilon"] if sp["exploration"] == "epsilon" else -1.0
         seq = np.random.SeedSequence([self.job.seed, number])
         return int(seq.generate_state(1, np.uint64)[0]), e, epsilon, e
