@@ -68,3 +68,23 @@ def test_population_training_on_ray(cluster, tmp_path, ship):
                          run, 0, progress=False, echo=records.append,
                          remote=ray_runner("local", ship))
     assert [r["games"] for r in again] == [r["games"] for r in results]
+
+
+@pytest.mark.parametrize("spec", ["examples.connect_four:ConnectFour", "openspiel:tic_tac_toe"])
+def test_a_python_or_openspiel_game_plays_on_ray_as_in_the_process_pool(spec):
+    """A game written in Python reaches Ray's workers by its spec (a module:Class named on the
+    command line is imported there too): the same seeded games as the process pool's."""
+    import re
+    import subprocess
+    from pathlib import Path
+    if spec.startswith("openspiel:"):
+        pytest.importorskip("pyspiel")
+    root = Path(__file__).resolve().parent.parent
+    args = [sys.executable, "-m", "descent", "match", spec, "--first", "minimax:iterations=20",
+            "--second", "mcts:iterations=20", "--games", "4", "--seed", "2", "--verbose"]
+    outs = []
+    for extra in (["--workers", "2"], ["--ray", "local"]):
+        r = subprocess.run(args + extra, cwd=root, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-2000:]
+        outs.append(sorted(re.findall(r"game \d+: [^\r\n]*", r.stdout)))
+    assert len(outs[0]) == 4 and outs[0] == outs[1]
