@@ -143,3 +143,21 @@ def test_without_openspiel_the_error_says_how_to_install_it(monkeypatch):
     with pytest.raises(GameError, match=r"OpenSpiel is not installed .*pip install -e '\.\[openspiel\]'"):
         openspiel.definition_for("openspiel:hex")
     assert openspiel.available() == []
+
+
+def test_the_engine_speaks_gtp_for_point_moves_and_uci_for_the_others():
+    r = subprocess.run([sys.executable, "-m", "descent", "engine", "openspiel:hex", "--protocol", "gtp", "--net",
+                        "none", "--iterations", "20"], input="boardsize 7\nclear_board\nplay b a1\ngenmove w\nquit\n",
+                       capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-2000:]
+    replies = [ln for ln in r.stdout.splitlines() if ln.strip()]
+    assert replies[:3] == ["=", "=", "="] and re.fullmatch(r"= [A-HJ]\d", replies[3]), replies
+    r = subprocess.run([sys.executable, "-m", "descent", "engine", "openspiel:connect_four", "--protocol", "gtp",
+                        "--net", "none"], input="quit\n", capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert r.returncode == 2 and "GTP carries games whose moves are single points" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "descent", "engine", "openspiel:breakthrough(rows=6,columns=6)",
+                        "--protocol", "uci", "--net", "none", "--iterations", "20"],
+                       input="uci\nisready\nposition startpos\ngo\nquit\n", capture_output=True, text=True,
+                       timeout=300, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert re.search(r"^bestmove [a-f][1-6][a-f][1-6]$", r.stdout, re.M), r.stdout

@@ -117,10 +117,22 @@ class Dialect:
 # ---- GTP -------------------------------------------------------------------------------------------
 
 def gtp_game(info) -> None:
-    """Refuse a game GTP cannot carry (moves that are not single points)."""
-    if info.name not in GTP_GAMES:
-        raise ProtocolError(f"{info.spec}: GTP carries games whose moves are single points "
-                            f"({', '.join(GTP_GAMES)}); use --protocol uci")
+    """Refuse a game GTP cannot carry (moves that are not single points). A game written in Python
+    (a plugin's, OpenSpiel's) is carried when its first moves are written as points (``c3``: hex,
+    havannah, y, othello from OpenSpiel)."""
+    if info.name in GTP_GAMES or (info.definition.game_class is not None and _point_moves(info)):
+        return
+    raise ProtocolError(f"{info.spec}: GTP carries games whose moves are single points "
+                        f"({', '.join(GTP_GAMES)}, and games written in Python whose moves are "
+                        f"written as points, such as openspiel:hex); use --protocol uci")
+
+
+def _point_moves(info) -> bool:
+    """Whether every legal move of the initial position is written as a point (a letter and a
+    number) within GTP's 25 columns."""
+    state = info.new_state()
+    texts = [state.move_to_str(a) for a in state.legal_actions_list()]
+    return bool(texts) and all(re.fullmatch(r"[a-y]\d{1,2}", t) is not None for t in texts)
 
 
 def colour_seat(info, word: str) -> int:
@@ -172,6 +184,11 @@ def resized(info, size: int):
     """The game at GTP ``boardsize`` ``size`` (``ProtocolError`` when the game has no such size)."""
     key = BOARDSIZE_PARAM.get(info.name)
     name, params = parse_spec(info.spec)
+    if key is None and info.definition.game_class is not None:   # a game written in Python
+        if any(p.name == "board_size" for p in info.definition.params):
+            key = "board_size"                                    # OpenSpiel's hex, havannah, y
+        elif info.planes_shape[0] == info.planes_shape[1] == size:
+            return info
     if key is None:
         current = None
         if info.name == "tic_tac_toe":
