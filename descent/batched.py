@@ -88,7 +88,7 @@ def batchable(specs) -> bool:
             continue
         if not opts.get("net"):
             continue
-        if name not in ("minimax", "minibal_n", "minibal_plus", "descent"):
+        if name not in ("minimax", "minibal_n", "minibal_plus", "minibal_swing", "descent"):
             return False
         batched = True
     return batched

@@ -87,6 +87,8 @@ ALGORITHMS: dict[str, tuple[str, dict[str, Key]]] = {
     "minimax": ("Unbounded Minimax with completion (UBFM)", _UBFM),
     "minibal_n": ("Unbounded Minibal_n: smallest |value|", _MINIBAL),
     "minibal_plus": ("Unbounded Minibal_+: smallest non-negative value, else largest negative", _MINIBAL),
+    "minibal_swing": ("Minibal swing (descent's own): Minibal_+ until it has proven the position won, "
+                      "then its mirror, giving the win back", _MINIBAL),
     "descent": ("Descent Minimax: best-first down to terminal states each iteration", _UBFM),
     "mcts": ("MCTS / UCT without evaluation (random playouts)",
              {**_BUDGET, "c": Key(float, math.sqrt(2), "UCB1 exploration constant", lo=0.0, hi=1e6),
@@ -299,7 +301,7 @@ class BestFirstAgent(_TreeSearchAgent):
 
     def reset(self, seed=None):
         super().reset(seed)
-        rule = self.name if self.name in ("minibal_n", "minibal_plus") else "minimax"
+        rule = self.name if self.name in ("minibal_n", "minibal_plus", "minibal_swing") else "minimax"
         self.search = BestFirstSearch(
             self.game, rule=rule, descent=self.name == "descent",
             evaluator=leaf_evaluator(self.opts, self.seed, self.game), decision=self.opts["decision"],

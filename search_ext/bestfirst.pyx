@@ -27,7 +27,8 @@ from games.validate import count, search_call, state_arg
 from search_ext.evaluators import check_evaluator
 from search_ext.evaluators cimport Evaluator, ZeroEvaluator
 from search_ext.descent_core cimport (
-    Node, Table, Walk, MAX_INDEX, UNPROVEN, RULE_MINIMAX, WALK_EVAL, WALK_FULL, skey, select, backup)
+    Node, Table, Walk, MAX_INDEX, UNPROVEN, RULE_MINIMAX, RULE_MINIBAL_SWING, WALK_EVAL, WALK_FULL, skey, select,
+    backup)
 from search_ext.descent_core import RULES, BYTES_PER_STATE
 
 from games.errors import GameError
@@ -328,6 +329,8 @@ cdef class BestFirstSearch:
                 # the tree holds another balanced player's values: start afresh
                 self._alloc_table(1024)
                 self.w.balance(state._player)
+        if self.rule == RULE_MINIBAL_SWING:
+            self._swing(state)
         cdef State s = state.clone()
         self.w.place(s)
         cdef int root = self.root_of(s)
@@ -342,6 +345,26 @@ cdef class BestFirstSearch:
         self.in_iter = False
         self.active = True
         return True
+
+    cdef int _swing(self, State state) except -1:
+        """Minibal swing (docs/ALGORITHMS.md section 4): Minibal_+ (lean +1) until the search has
+        proven the position won for the balanced player; from a proven win it leans to values
+        <= 0 (its mirror), giving the win back, until the win is no longer proven. A new lean
+        starts a fresh table, since the tree's values were backed up under the other one."""
+        cdef int idx = self.t.find(skey(state), state._terminal)
+        cdef int lean = 1
+        cdef int win = 1 if self.w.rules.balanced == 0 else -1
+        if idx >= 0 and self.t.nodes[idx].proven == win:
+            lean = -1
+        if lean != self.w.rules.lean:
+            self._alloc_table(1024)
+            self.w.rules.lean = lean
+        return 0
+
+    @property
+    def lean(self) -> int:
+        """Minibal swing's lean: +1 values >= 0 preferred, -1 values <= 0."""
+        return self.w.rules.lean
 
     cdef void _drop(self):
         """Give up a stepped search left in the middle of an iteration (its driver went away): the

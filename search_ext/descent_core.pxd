@@ -51,12 +51,15 @@ cdef enum:
     RULE_MINIMAX = 0
     RULE_MINIBAL_N = 1
     RULE_MINIBAL_PLUS = 2
+    RULE_MINIBAL_SWING = 3
 
 
 cdef struct Rules:
     int rule            # RULE_*
     int balanced        # the balanced player of Minibal (fixed for a game); -1 unset
     bint proofs         # keep the minimax proof (proven, proof_depth) in backup
+    int lean            # Minibal swing: +1 prefers values >= 0 (as Minibal_+), -1 values <= 0 (its
+                        # mirror: after a proven win, search_ext.bestfirst)
 
 
 cdef class Table:
@@ -207,6 +210,12 @@ cdef inline bint better(Table t, Rules* rules, int player, int e, int f) noexcep
         # argmin (1[v < 0], |v|, -n)  (Algorithm 4)
         ia = 1 if va < 0 else 0
         ib = 1 if vb < 0 else 0
+        if ia != ib:
+            return ia < ib
+    elif rules.rule == RULE_MINIBAL_SWING:
+        # argmin (1[lean * v < 0], |v|, -n): Minibal_+ (lean +1) or its mirror (lean -1)
+        ia = 1 if rules.lean * va < 0 else 0
+        ib = 1 if rules.lean * vb < 0 else 0
         if ia != ib:
             return ia < ib
     # Minibal_n: argmin (|v|, -n)  (Algorithm 3)

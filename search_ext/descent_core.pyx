@@ -28,7 +28,8 @@ from libc.stdlib cimport malloc, realloc, free, qsort
 
 import numpy as np
 
-RULES = {"minimax": RULE_MINIMAX, "minibal_n": RULE_MINIBAL_N, "minibal_plus": RULE_MINIBAL_PLUS}
+RULES = {"minimax": RULE_MINIMAX, "minibal_n": RULE_MINIBAL_N, "minibal_plus": RULE_MINIBAL_PLUS,
+         "minibal_swing": RULE_MINIBAL_SWING}
 
 # A state costs at most about BYTES_PER_STATE bytes (its node, two edges on average at most, its
 # share of the hash slots).
@@ -367,6 +368,7 @@ cdef class Walk:
         self.t = t
         self.rules.rule = rule
         self.rules.balanced = -1
+        self.rules.lean = 1
         self.rules.proofs = proofs
         self.descent = descent
         self.encode = encode
@@ -389,8 +391,10 @@ cdef class Walk:
         self.cur = cur
 
     cdef void balance(self, int player) noexcept nogil:
-        """The balanced player of Minibal (the game's first searched mover; -1: unset)."""
+        """The balanced player of Minibal (the game's first searched mover; -1: unset); a new
+        balanced player starts Minibal swing leaning to values >= 0."""
         self.rules.balanced = player
+        self.rules.lean = 1
 
     cdef int expand_alone(self, int root, float* enc) noexcept nogil:
         """Expand `root` (the walker's state) outside an iteration: ``expand``'s codes; on

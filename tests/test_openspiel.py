@@ -118,7 +118,7 @@ def test_a_seeded_match_repeats():
     assert code1 == code2 == 0 and len(games_of[0]) == 2 and games_of[0] == games_of[1]
 
 
-def test_an_openspiel_game_is_trained_ranked_and_matched(tmp_path):
+def test_an_openspiel_game_is_trained_ranked_evaluated_reported_and_matched(tmp_path):
     out = tmp_path / "run"
     r = descent("train", "openspiel:tic_tac_toe", "--population", "2", "--budget", "4s", "--milestones", "2s,4s",
                 "--min-games", "3", "--workers", "1", "--out", str(out))
@@ -130,6 +130,14 @@ def test_an_openspiel_game_is_trained_ranked_and_matched(tmp_path):
                 "--games-per-pair", "2", "--opening-plies", "1")
     assert r.returncode == 0, r.stderr[-2000:]
     assert (out / "pools.json").is_file()
+    r = descent("evaluate", "openspiel:tic_tac_toe", "--run", str(out), "--algorithms", "minimax,minibal_swing",
+                "--iterations", "10", "--opponent-time", "iterations=5", "--games-per-pair", "2",
+                "--opening-plies", "1")
+    assert r.returncode == 0, r.stderr[-2000:]
+    r = descent("report", "--run", str(out), "--out", str(tmp_path / "report"))
+    assert r.returncode == 0, r.stderr[-2000:]
+    table = (tmp_path / "report" / "table.txt").read_text()
+    assert "openspiel:tic_tac_toe" in table and "minibal_swing" in table
     net = out / "member_00" / "milestone_4s.weights.h5"
     r = descent("match", "openspiel:tic_tac_toe", "--first", f"minibal_plus:iterations=20,net={net}",
                 "--second", "mcts:iterations=20", "--games", "2")

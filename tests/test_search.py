@@ -105,6 +105,37 @@ def test_take_proven_wins_and_depth_bound():
         assert a == expected, d
 
 
+def test_minibal_swing_is_minibal_plus_until_the_root_is_proven_won_then_its_mirror():
+    # a terminal win (0.6), an unexplored line valued -0.1, a terminal 0.2 and a terminal loss -0.5
+    tree = [0.6, {"h": -0.1, "children": [-0.1, 0.3]}, 0.2, -0.5]
+    info = make_tree(tree)
+    s = info.new_state()
+    b = BestFirstSearch(info, rule="minibal_swing", evaluator=heuristic_evaluator(info))
+    b.search(s, iterations=1)
+    assert b.lean == 1 and b.best_action(s) == 2   # as Minibal_+: the smallest non-negative value
+    b.search(s, iterations=1)                   # the root is a proven win now: lean to values <= 0
+    assert b.lean == -1 and b.best_action(s) == 1  # the largest of them (-0.1, before -0.5)
+    assert b.root_info(s)["value"] == pytest.approx(-0.1)
+    # only proven losses at or below 0: the nearest to 0 of them
+    info = make_tree([-0.5, 0.2, 0.6, -0.1])
+    b = BestFirstSearch(info, rule="minibal_swing", evaluator=heuristic_evaluator(info))
+    s = info.new_state()
+    b.search(s, iterations=5)
+    b.search(s, iterations=5)
+    assert b.lean == -1 and b.best_action(s) == 3
+    # no proven win (heuristic children): it stays Minibal_+, search after search
+    tree = [{"h": -0.5, "children": [-0.5]}, {"h": 0.2, "children": [0.2, 0.3]}]
+    info = make_tree(tree)
+    s = info.new_state()
+    b = BestFirstSearch(info, rule="minibal_swing", evaluator=heuristic_evaluator(info))
+    b.search(s, iterations=1)
+    b.search(s, iterations=1)
+    assert b.best_action(s) == 1 and b.lean == 1
+    # a new game (reset) starts leaning to values >= 0 again
+    b.reset()
+    assert b.lean == 1
+
+
 def test_safe_decision_prefers_the_most_selected_action():
     # A looks best at first (0.9, then 0.8, 0.7) and is selected three times before its value drops
     # to 0.3 below B's 0.5: the best action is then B, the safe decision (most selected) A

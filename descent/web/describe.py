@@ -19,6 +19,7 @@ ALGORITHMS = {
     "minimax": "Unbounded Minimax",
     "minibal_plus": "Unbounded Minibal_+",
     "minibal": "Unbounded Minibal",
+    "minibal_swing": "Minibal swing",
     "alphabeta": "alpha-beta search",
     "mcts": "Monte Carlo tree search",
     "gaussian": "Gaussian difficulty",
