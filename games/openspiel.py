@@ -24,6 +24,7 @@ the names accepted here.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -208,9 +209,11 @@ class OpenSpielGame(Game):
         return str(self._state)
 
 
-def definition_for(name: str) -> GameDef:
+def definition_for(name: str, checked_facts: Callable[[str, type, dict], dict]) -> GameDef:
     """The ``GameDef`` of ``openspiel:NAME``: ``PluginError`` when OpenSpiel is missing, does not know
-    the game, or it is not a game descent can play (the reason)."""
+    the game, or it is not a game descent can play (the reason). ``checked_facts(name, cls,
+    params)`` reads and checks a Python game's facts (``games.plugins.plugin_facts``, which passes
+    itself: this module imports nothing of games.plugins)."""
     if name in _FOUND:
         return _FOUND[name]
     m = NAME.fullmatch(name)
@@ -232,13 +235,12 @@ def definition_for(name: str) -> GameDef:
     cls = type(f"OpenSpiel_{short}", (OpenSpielGame,), {"spiel_name": short, "__module__": __name__})
     gdef = GameDef(name=name, module=ADAPTER_MODULE, state_class=ADAPTER_CLASS,
                    summary=validate.one_line(f"{gt.long_name} from OpenSpiel"),
-                   params=params, version=1, game_class=cls, facts=partial(_facts, name, cls))
+                   params=params, version=1, game_class=cls, facts=partial(_facts, checked_facts, name, cls))
     _FOUND[name] = gdef
     return gdef
 
 
-def _facts(name: str, cls: type, params: dict) -> dict:
-    from games.plugins import plugin_facts  # lazy: games.plugins imports this module (no cycle at import)
-    facts = plugin_facts(name, cls, params)
+def _facts(checked_facts, name: str, cls: type, params: dict) -> dict:
+    facts = checked_facts(name, cls, params)
     facts["extra"] = {"openspiel": name[len(PREFIX):]}
     return facts

@@ -121,7 +121,7 @@ def definition_for(name: str) -> GameDef:
     if name in _FOUND:
         return _FOUND[name]
     if openspiel.is_openspiel(name):      # OpenSpiel's games: no module of the user's is imported
-        return openspiel.definition_for(name)
+        return openspiel.definition_for(name, plugin_facts)
     if is_target(name):
         target, label = name, name
         if _AD_HOC is not None and name not in _AD_HOC:

@@ -20,6 +20,7 @@ import games  # noqa: E402
 from descent.cli import cli  # noqa: E402
 from games import openspiel  # noqa: E402
 from games.errors import GameError, InvalidGameSpecError, PluginError  # noqa: E402
+from games.plugins import plugin_facts  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -149,7 +150,7 @@ def test_without_openspiel_the_error_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "pyspiel", None)       # `import pyspiel` raises ImportError
     monkeypatch.setattr(openspiel, "_FOUND", {})
     with pytest.raises(GameError, match=r"OpenSpiel is not installed .*pip install -e '\.\[openspiel\]'"):
-        openspiel.definition_for("openspiel:hex")
+        openspiel.definition_for("openspiel:hex", plugin_facts)
     assert openspiel.available() == []
 
 

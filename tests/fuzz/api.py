@@ -139,7 +139,8 @@ def cases(values=None) -> list[dict]:
 
 
 # every algorithm of search_ext.agents.ALGORITHMS, with a small budget
-AGENTS = ["minimax:iterations=3", "minibal_n:iterations=3", "minibal_plus:iterations=3", "descent:iterations=3",
+AGENTS = ["minimax:iterations=3", "minibal_n:iterations=3", "minibal_plus:iterations=3", "minibal_swing:iterations=3",
+          "descent:iterations=3",
           "mcts:iterations=3", "alphabeta:depth=1", "hybrid:depth=1", "predictive:depth=1", "noisy:depth=1",
           "random", "alphadda:iterations=3", "gaussian:depth=1"]
 
