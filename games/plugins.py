@@ -25,6 +25,7 @@ import numpy as np
 
 from games import openspiel, validate
 from games.errors import GameError, PluginError
+from games._state import State
 from games.protocol import REQUIRED_METHODS, TERMINAL_EVALUATIONS, Game
 from games.registry import GameDef, Param, add_finder
 
@@ -137,6 +138,8 @@ def definition_for(name: str) -> GameDef:
         if not is_target(target):
             raise PluginError(f"{label}: the entry point must be module:Class")
     cls = _import(target, label)
+    if issubclass(cls, State):           # a compiled plugin: a State subclass of its own engine
+        return _compiled(name, target, label, cls)
     check_class(cls, label)
     doc = (inspect.getdoc(cls) or "").strip()
     summary = validate.one_line(doc.split("\n\n", 1)[0]) if doc else f"a game written in Python ({target})"
@@ -146,6 +149,28 @@ def definition_for(name: str) -> GameDef:
     gdef = GameDef(name=name, module=ADAPTER_MODULE, state_class=ADAPTER_CLASS, summary=summary,
                    params=_params(cls, label), version=version, game_class=cls,
                    facts=partial(plugin_facts, name, cls))
+    _FOUND[name] = gdef
+    return gdef
+
+
+def _compiled(name: str, target: str, label: str, cls: type) -> GameDef:
+    """The ``GameDef`` of a compiled plugin: ``cls`` subclasses ``games._state.State`` (a Cython
+    engine written as the built-in ones are, docs/GAMES.md), and its module gives the facts as the
+    built-in engines' do (``facts_<Class>(params)`` or ``facts(params)``); ``params`` on the class
+    as for a Python game."""
+    module = sys.modules[cls.__module__]
+    if not callable(getattr(module, f"facts_{cls.__name__}", None) or getattr(module, "facts", None)):
+        raise PluginError(f"{label}: a compiled game's module {cls.__module__} must define "
+                          f"facts(params) (or facts_{cls.__name__}), as the built-in engines do")
+    doc = (inspect.getdoc(cls) or "").strip()
+    if doc.startswith(f"{cls.__name__}("):            # Cython's embedded signature line
+        doc = doc.partition("\n")[2].strip()
+    summary = validate.one_line(doc.split("\n\n", 1)[0]) if doc else f"a compiled game ({target})"
+    version = getattr(cls, "version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise PluginError(f"{label}: version must be a positive int, got {version!r:.40}")
+    gdef = GameDef(name=name, module=cls.__module__, state_class=cls.__name__, summary=summary,
+                   params=_params(cls, label), version=version)
     _FOUND[name] = gdef
     return gdef
 

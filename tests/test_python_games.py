@@ -364,3 +364,21 @@ def test_a_game_module_named_by_a_file_is_never_imported(tmp_path, monkeypatch):
         games.load(spec_file.read_text())
     assert not marker.exists()
     plugins.restrict_ad_hoc(None)
+
+
+class StateWithoutFacts(State):
+    """A State subclass in a module without facts(params): not a usable compiled plugin."""
+
+
+def test_a_compiled_plugin_is_a_state_subclass_whose_module_gives_the_facts():
+    # a built-in engine named as a plugin would name its own: module:StateClass
+    info = games.load("games.tic_tac_toe:TicTacToeState")
+    assert (info.num_actions, info.planes_shape) == (9, (3, 3, 2))
+    assert info.definition.game_class is None and info.definition.module == "games.tic_tac_toe"
+    code, out = run("check-game", "games.tic_tac_toe:TicTacToeState", "--games", "4", "--depth", "2")
+    assert code == 0 and out.strip().splitlines()[-1] == "8 of 8 checks passed"
+    code, out = run("match", "games.tic_tac_toe:TicTacToeState", "--first", "minimax:iterations=50",
+                    "--second", "mcts:iterations=50", "--games", "2")
+    assert code == 0 and "2 games, seats alternating" in out
+    with pytest.raises(PluginError, match="must define facts"):
+        games.load(f"{HERE}:StateWithoutFacts")
