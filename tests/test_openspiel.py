@@ -170,3 +170,39 @@ def test_the_engine_speaks_gtp_for_point_moves_and_uci_for_the_others():
                        timeout=300, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-2000:]
     assert re.search(r"^bestmove [a-f][1-6][a-f][1-6]$", r.stdout, re.M), r.stdout
+
+
+def test_an_experiment_file_runs_every_stage_on_an_openspiel_game(tmp_path):
+    (tmp_path / "exp.toml").write_text(f"""
+[experiment]
+name = "openspiel-ttt"
+seed = 0
+workers = 1
+runs = "{tmp_path / 'runs'}"
+report = "{tmp_path / 'report'}"
+[train]
+population = 2
+budget = "3s"
+milestones = "1s,3s"
+min_games = 2
+[rank]
+agent = "minimax:iterations=10,decision=safe"
+games_per_pair = 2
+opening_plies = 1
+[evaluate]
+algorithms = ["minimax", "minibal_plus"]
+budgets = ["iterations=5"]
+opening_plies = 1
+[[opponents]]
+kind = "pool"
+budget = "iterations=5"
+games_per_pair = 2
+[[games]]
+spec = "openspiel:tic_tac_toe"
+""")
+    r = descent("experiment", str(tmp_path / "exp.toml"))
+    assert r.returncode == 0, r.stderr[-2000:]
+    table = (tmp_path / "report" / "table.txt").read_text()
+    assert "openspiel:tic_tac_toe" in table and "minibal_plus" in table
+    r = descent("experiment", str(tmp_path / "exp.toml"))          # a rerun plays nothing again
+    assert r.returncode == 0 and "nothing to train" in r.stdout, r.stdout[-2000:]
