@@ -141,16 +141,25 @@ def definition_for(name: str) -> GameDef:
     if issubclass(cls, State):           # a compiled plugin: a State subclass of its own engine
         return _compiled(name, target, label, cls)
     check_class(cls, label)
-    doc = (inspect.getdoc(cls) or "").strip()
-    summary = validate.one_line(doc.split("\n\n", 1)[0]) if doc else f"a game written in Python ({target})"
-    version = getattr(cls, "version", 1)
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise PluginError(f"{label}: version must be a positive int, got {version!r:.40}")
+    summary, version = _summary_and_version(cls, label, f"a game written in Python ({target})")
     gdef = GameDef(name=name, module=ADAPTER_MODULE, state_class=ADAPTER_CLASS, summary=summary,
                    params=_params(cls, label), version=version, game_class=cls,
                    facts=partial(plugin_facts, name, cls))
     _FOUND[name] = gdef
     return gdef
+
+
+def _summary_and_version(cls: type, label: str, fallback: str) -> tuple[str, int]:
+    """A plugin class's summary (its docstring's first paragraph, Cython's embedded signature line
+    left out) and its checked ``version``."""
+    doc = (inspect.getdoc(cls) or "").strip()
+    if doc.startswith(f"{cls.__name__}("):            # Cython's embedded signature line
+        doc = doc.partition("\n")[2].strip()
+    summary = validate.one_line(doc.split("\n\n", 1)[0]) if doc else fallback
+    version = getattr(cls, "version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise PluginError(f"{label}: version must be a positive int, got {version!r:.40}")
+    return summary, version
 
 
 def _compiled(name: str, target: str, label: str, cls: type) -> GameDef:
@@ -162,13 +171,7 @@ def _compiled(name: str, target: str, label: str, cls: type) -> GameDef:
     if not callable(getattr(module, f"facts_{cls.__name__}", None) or getattr(module, "facts", None)):
         raise PluginError(f"{label}: a compiled game's module {cls.__module__} must define "
                           f"facts(params) (or facts_{cls.__name__}), as the built-in engines do")
-    doc = (inspect.getdoc(cls) or "").strip()
-    if doc.startswith(f"{cls.__name__}("):            # Cython's embedded signature line
-        doc = doc.partition("\n")[2].strip()
-    summary = validate.one_line(doc.split("\n\n", 1)[0]) if doc else f"a compiled game ({target})"
-    version = getattr(cls, "version", 1)
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise PluginError(f"{label}: version must be a positive int, got {version!r:.40}")
+    summary, version = _summary_and_version(cls, label, f"a compiled game ({target})")
     gdef = GameDef(name=name, module=cls.__module__, state_class=cls.__name__, summary=summary,
                    params=_params(cls, label), version=version)
     _FOUND[name] = gdef
