@@ -145,7 +145,8 @@ class OpenSpielGame(Game):
         return p if p in (0, 1) else 0
 
     def legal_actions(self):
-        return sorted(self._state.legal_actions()) if not self._state.is_terminal() else []
+        # OpenSpiel's own contract: ascending, and empty in a terminal state (the adapter checks both)
+        return self._state.legal_actions()
 
     def apply(self, action: int) -> None:
         self._state.apply_action(int(action))

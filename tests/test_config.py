@@ -175,41 +175,37 @@ def test_network_keys_come_from_the_architecture(tmp_path):
 def test_a_run_started_before_the_new_network_keys_continues(tmp_path):
     """run.json written before kernel/head_kernel/head_filters/activation existed: a rerun with
     their defaults is the same configuration; with another kernel it is refused."""
+    _recorded_before(tmp_path, lambda old: old.update(
+        network={k: old["network"][k] for k in ("filters", "blocks", "head_units")}), "network", "kernel", 5)
+
+
+def _recorded_before(tmp_path, drop, section, key, other_value):
+    """A run.json whose config ``drop`` took the later keys out of continues with their defaults,
+    and is refused with ``section.key`` set to ``other_value``."""
     import json
 
     from training.run import RunError, check_run, training_config
     cfg = training_config(load_config(default_config_path("tic_tac_toe")))
     old = json.loads(json.dumps(cfg))
-    old["network"] = {k: old["network"][k] for k in ("filters", "blocks", "head_units")}
+    drop(old)
     (tmp_path / "run.json").write_text(json.dumps(
         {"game": "tic_tac_toe", "config": old, "seed": 0, "format": "descent-run-1"}))
     check_run(tmp_path, "tic_tac_toe", cfg, 0)
     other = json.loads(json.dumps(cfg))
-    other["network"]["kernel"] = 5
+    other[section][key] = other_value
     with pytest.raises(RunError, match="another configuration"):
         check_run(tmp_path, "tic_tac_toe", other, 0)
 
 
 def test_the_exploration_ceiling_bounds_e_and_a_run_recorded_before_it_continues(tmp_path):
-    import json
-
     from training.progress import exploration
-    from training.run import RunError, check_run, training_config
     sp = {"exploration_floor": 0.05, "exploration_ceiling": 1.0}
     assert [exploration(sp, t, 100.0) for t in (0.0, 30.0, 100.0, 250.0)] == [0.05, 0.3, 1.0, 1.0]
     sp["exploration_ceiling"] = 0.8
     assert [exploration(sp, t, 100.0) for t in (0.0, 30.0, 90.0)] == [0.05, 0.3, 0.8]
-    cfg = training_config(load_config(default_config_path("tic_tac_toe")))
-    assert cfg["selfplay"]["exploration_ceiling"] == 1.0
-    old = json.loads(json.dumps(cfg))
-    del old["selfplay"]["exploration_ceiling"]          # run.json written before the key existed
-    (tmp_path / "run.json").write_text(json.dumps(
-        {"game": "tic_tac_toe", "config": old, "seed": 0, "format": "descent-run-1"}))
-    check_run(tmp_path, "tic_tac_toe", cfg, 0)
-    capped = json.loads(json.dumps(cfg))
-    capped["selfplay"]["exploration_ceiling"] = 0.8
-    with pytest.raises(RunError, match="another configuration"):
-        check_run(tmp_path, "tic_tac_toe", capped, 0)
+    assert load_config(default_config_path("tic_tac_toe"))["selfplay"]["exploration_ceiling"] == 1.0
+    _recorded_before(tmp_path, lambda old: old["selfplay"].pop("exploration_ceiling"),
+                     "selfplay", "exploration_ceiling", 0.8)
 
 
 def test_a_rerun_without_config_continues_with_the_recorded_settings(tmp_path):
